@@ -1,0 +1,98 @@
+//===- LMSBase.td - LMS dialect, types and resources -------*- tablegen -*-===//
+//
+// The `lms` dialect: the operations that large model support inserts into a
+// program on tensors so that its peak device memory fits a budget.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMS_DIALECT_LMS_IR_LMSBASE_TD
+#define LMS_DIALECT_LMS_IR_LMSBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def LMS_Dialect : Dialect {
+  let name = "lms";
+  let cppNamespace = "::mlir::lms";
+  let summary = "Large model support: offload to host memory and recomputation";
+  let description = [{
+    The `lms` dialect expresses the decisions of a memory planner on a program
+    whose tensors do not all fit in device memory at once:
+
+    * `lms.swap_out` starts copying a device tensor to host memory and yields
+      a handle of type `!lms.host<...>`;
+    * `lms.swap_wait` marks where the program waits for that copy, which is
+      where the device bytes of the offloaded tensor are released (without it,
+      the swap-out is synchronous: the bytes are released at the swap-out,
+      after a stall for the whole copy);
+    * `lms.swap_in` allocates device memory at its own position (the prefetch
+      point) and starts copying the value back; its first user waits for it;
+    * `lms.recompute` recomputes values from operands that are live at its
+      position, with a copy of the producing operations in its region.
+
+    None of these operations is `Pure`. `swap_in(swap_out(x))` equals `x`, but
+    no folder, canonicalization or CSE removes or merges them: only the
+    explicit `--lms-strip` pass undoes them. Their memory effects are declared
+    on two resources of the dialect, `lms::DeviceMemory` and `lms::HostMemory`,
+    so that they do not block the optimization of unrelated operations, and an
+    `lms` operation whose result is unused is still dead code.
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// Name of the function attribute that sets the device-memory budget of
+    /// a function (it wins over pass options and the global option).
+    static constexpr ::llvm::StringLiteral getBudgetAttrName() {
+      return ::llvm::StringLiteral("lms.budget");
+    }
+    /// Name of the attribute that gives an upper bound, in bytes, for a value
+    /// of dynamic shape (on its defining op, or in `arg_attrs`).
+    static constexpr ::llvm::StringLiteral getMaxBytesAttrName() {
+      return ::llvm::StringLiteral("lms.max_bytes");
+    }
+    /// Name of the attribute that overrides the cost model for one op.
+    static constexpr ::llvm::StringLiteral getCostAttrName() {
+      return ::llvm::StringLiteral("lms.cost");
+    }
+  }];
+}
+
+/// Device memory as the LMS operations see it: swap-ins and recomputations
+/// allocate in it, swap waits release the offloaded tensor's bytes.
+def LMS_DeviceMemory : Resource<"::mlir::lms::DeviceMemoryResource">;
+/// Host (staging) memory that holds offloaded tensors.
+def LMS_HostMemory : Resource<"::mlir::lms::HostMemoryResource">;
+
+class LMS_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<LMS_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
+}
+
+def LMS_HostType : LMS_Type<"Host", "host"> {
+  let summary = "a tensor value held in host memory";
+  let description = [{
+    `!lms.host<T>` is the type of a value that was offloaded to host memory
+    by `lms.swap_out`. `T` is the ranked tensor type of the device value
+    (static or dynamic shape), or, after bufferization, a ranked memref type.
+    Bytes of `!lms.host` values count as host memory, never as device memory.
+
+    Example:
+
+    ```mlir
+    !lms.host<tensor<1024x1024xf32>>
+    ```
+  }];
+  let parameters = (ins "::mlir::ShapedType":$valueType);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let builders = [
+    TypeBuilderWithInferredContext<(ins "::mlir::ShapedType":$valueType), [{
+      return $_get(valueType.getContext(), valueType);
+    }]>
+  ];
+}
+
+class LMS_Op<string mnemonic, list<Trait> traits = []>
+    : Op<LMS_Dialect, mnemonic, traits>;
+
+#endif // LMS_DIALECT_LMS_IR_LMSBASE_TD

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian packages LMS needs to build and test (as root, or with
+# sudo). Fast and silent when everything is already there.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ lld python3
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  libgtest-dev libgmock-dev
+)
+# Extra groups: LMS_DEPS_EXTRA="torch" adds the PyTorch importer's packages.
+for extra in ${LMS_DEPS_EXTRA:-}; do
+  case "$extra" in
+    torch) packages+=(python3-torch python3-torchvision) ;;
+    *) echo "deps.sh: unknown extra group '$extra'" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps.sh: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "deps.sh: run as root (apt-get)" >&2; exit 1; }
+  SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test (lit regression tests
+# and the GoogleTest unit tests). Exits non-zero on any failure.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+"$root/scripts/deps.sh"
+"$root/scripts/build.sh" lms-opt LMSUnitTests
+"$root/scripts/check-docs.sh"
+/usr/lib/llvm-22/bin/lit -sv "$root/build/test"
