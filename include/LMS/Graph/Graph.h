@@ -1,0 +1,127 @@
+//===- Graph.h - The MLIR-free program model of LMS -------------*- C++ -*-===//
+//
+// A program as the planners see it: ops in schedule order, the buffers
+// ("tensors") they read and allocate, with byte sizes, memory spaces and
+// per-op cost. Nothing here knows about MLIR; the Analysis layer translates IR
+// into a Graph, and graph files (JSON) translate into one too.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMS_GRAPH_GRAPH_H
+#define LMS_GRAPH_GRAPH_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lms {
+
+using OpIndex = int32_t;
+using TensorIndex = int32_t;
+
+/// Producer index of tensors that are live on entry (function arguments).
+constexpr OpIndex kEntry = -1;
+
+/// Where a tensor's bytes live.
+enum class MemorySpace : uint8_t { Device, Host };
+
+/// What an op does, as far as the simulator cares: compute runs on the
+/// compute stream, swaps on a copy stream of their direction.
+enum class OpKind : uint8_t {
+  Compute,
+  SwapOut,  ///< starts a device-to-host copy of its input
+  SwapWait, ///< waits for a swap-out's copy (release point)
+  SwapIn,   ///< allocates and starts a host-to-device copy
+};
+
+/// Work of one op, converted to time by a DeviceSpec.
+struct OpCost {
+  /// Floating-point operations.
+  double flops = 0;
+  /// Bytes read and written in device memory.
+  double bytes = 0;
+  /// A fixed time in seconds that overrides the roofline estimate.
+  std::optional<double> seconds;
+};
+
+/// A buffer: the unit of allocation.
+struct Tensor {
+  std::string name;
+  uint64_t bytes = 0;
+  /// The op that allocates it, or kEntry for arguments.
+  OpIndex producer = kEntry;
+  MemorySpace space = MemorySpace::Device;
+  /// Live until the end of the schedule (returned values, or arguments that
+  /// an option keeps resident).
+  bool liveOut = false;
+  /// The ops that use it, in increasing order, without duplicates.
+  llvm::SmallVector<OpIndex, 4> users;
+};
+
+/// One op of the schedule.
+struct Op {
+  std::string name;
+  OpKind kind = OpKind::Compute;
+  /// Buffers the op reads or writes (all resident while it runs).
+  llvm::SmallVector<TensorIndex, 4> inputs;
+  /// Buffers the op allocates.
+  llvm::SmallVector<TensorIndex, 2> outputs;
+  OpCost cost;
+  /// Extra device bytes needed only while the op runs (the peak inside an op
+  /// with regions, or inside a callee).
+  uint64_t transientBytes = 0;
+};
+
+/// Ops in schedule order and the tensors they use. Build it with addTensor /
+/// addOp in schedule order; users are maintained by addOp.
+class Graph {
+public:
+  /// Adds a tensor; its producer is set when an op lists it as an output.
+  TensorIndex addTensor(std::string name, uint64_t bytes,
+                        MemorySpace space = MemorySpace::Device);
+
+  /// Appends an op at the end of the schedule. Every input must already be
+  /// produced (or live on entry); every output must not be produced yet.
+  OpIndex addOp(std::string name, llvm::ArrayRef<TensorIndex> inputs,
+                llvm::ArrayRef<TensorIndex> outputs, OpCost cost = {},
+                OpKind kind = OpKind::Compute);
+
+  void setLiveOut(TensorIndex t, bool liveOut = true) {
+    tensors[t].liveOut = liveOut;
+  }
+  void setTransientBytes(OpIndex op, uint64_t bytes) {
+    ops[op].transientBytes = bytes;
+  }
+  void setBytes(TensorIndex t, uint64_t bytes) { tensors[t].bytes = bytes; }
+
+  size_t numOps() const { return ops.size(); }
+  size_t numTensors() const { return tensors.size(); }
+  const Op &op(OpIndex i) const { return ops[i]; }
+  const Tensor &tensor(TensorIndex t) const { return tensors[t]; }
+  Op &op(OpIndex i) { return ops[i]; }
+  Tensor &tensor(TensorIndex t) { return tensors[t]; }
+  llvm::ArrayRef<Op> getOps() const { return ops; }
+  llvm::ArrayRef<Tensor> getTensors() const { return tensors; }
+
+  /// The index of the last op at which `t` must be resident in the schedule
+  /// order: its last user, its producer when unused, the end when live-out.
+  /// kEntry for an unused argument.
+  OpIndex lastUse(TensorIndex t) const;
+
+  /// Checks the invariants (users sorted, producers before users, indices in
+  /// range). Returns an empty string when the graph is well formed.
+  std::string verify() const;
+
+private:
+  std::vector<Op> ops;
+  std::vector<Tensor> tensors;
+};
+
+} // namespace lms
+
+#endif // LMS_GRAPH_GRAPH_H

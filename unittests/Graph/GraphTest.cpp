@@ -1,0 +1,101 @@
+//===- GraphTest.cpp - Graph construction and device presets --------------===//
+
+#include "LMS/Graph/Chart.h"
+#include "LMS/Graph/Device.h"
+#include "LMS/Graph/Graph.h"
+
+#include "gtest/gtest.h"
+
+using namespace lms;
+
+TEST(GraphTest, AddOpMaintainsUsersAndProducers) {
+  Graph g;
+  TensorIndex a = g.addTensor("a", 10);
+  TensorIndex b = g.addTensor("b", 20);
+  TensorIndex c = g.addTensor("c", 30);
+  OpIndex op0 = g.addOp("f", {a}, {b});
+  OpIndex op1 = g.addOp("g", {a, b, a}, {c});
+  EXPECT_EQ(g.tensor(a).producer, kEntry);
+  EXPECT_EQ(g.tensor(b).producer, op0);
+  EXPECT_EQ(g.tensor(c).producer, op1);
+  ASSERT_EQ(g.tensor(a).users.size(), 2u);
+  EXPECT_EQ(g.tensor(a).users[1], op1);
+  // Duplicate inputs are recorded once.
+  EXPECT_EQ(g.op(op1).inputs.size(), 2u);
+  EXPECT_EQ(g.verify(), "");
+}
+
+TEST(GraphTest, LastUse) {
+  Graph g;
+  TensorIndex arg = g.addTensor("arg", 1);
+  TensorIndex unusedArg = g.addTensor("unused", 1);
+  TensorIndex x = g.addTensor("x", 1);
+  TensorIndex dead = g.addTensor("dead", 1);
+  TensorIndex out = g.addTensor("out", 1);
+  g.addOp("p", {arg}, {x, dead});
+  g.addOp("q", {x}, {out});
+  g.addOp("r", {}, {});
+  g.setLiveOut(out);
+  EXPECT_EQ(g.lastUse(arg), 0);
+  EXPECT_EQ(g.lastUse(unusedArg), kEntry);
+  EXPECT_EQ(g.lastUse(x), 1);
+  EXPECT_EQ(g.lastUse(dead), 0);
+  EXPECT_EQ(g.lastUse(out), 2);
+}
+
+TEST(GraphTest, VerifyCatchesBadIndices) {
+  Graph g;
+  TensorIndex a = g.addTensor("a", 1);
+  g.addOp("f", {a}, {});
+  g.op(0).inputs.push_back(7);
+  EXPECT_NE(g.verify().find("out of range"), std::string::npos);
+}
+
+TEST(DeviceTest, PresetsExistAndTimesFollowTheRoofline) {
+  for (const char *name :
+       {"v100-16g", "v100-32g-nvlink", "a100-40g", "h100-pcie", "h200",
+        "gh200"}) {
+    std::optional<DeviceSpec> spec = lookupDevicePreset(name);
+    ASSERT_TRUE(spec) << name;
+    EXPECT_GT(spec->capacityBytes, 0u);
+    EXPECT_GT(spec->peakFlops, 0);
+    EXPECT_GT(spec->h2dBandwidth, 0);
+    EXPECT_GT(spec->d2hBandwidth, 0);
+  }
+  EXPECT_FALSE(lookupDevicePreset("tpu"));
+  DeviceSpec v100 = *lookupDevicePreset("v100-16g");
+  EXPECT_EQ(v100.capacityBytes, 16ull << 30);
+  // Compute-bound: 15.7 GFLOP take 1 ms (+ launch overhead).
+  OpCost compute{15.7e9, 1e3, std::nullopt};
+  EXPECT_NEAR(v100.computeSeconds(compute), 1e-3 + v100.opOverhead, 1e-9);
+  // Memory-bound: 900 MB take 1 ms.
+  OpCost memory{1, 900e6, std::nullopt};
+  EXPECT_NEAR(v100.computeSeconds(memory), 1e-3 + v100.opOverhead, 1e-9);
+  // A fixed time wins.
+  OpCost fixed{1e20, 1e20, 0.5};
+  EXPECT_EQ(v100.computeSeconds(fixed), 0.5);
+  // 16 GB/s: 16 MB take 1 ms plus the copy latency.
+  EXPECT_NEAR(v100.h2dSeconds(16000000), 1e-3 + v100.copyLatency, 1e-9);
+  DeviceSpec gh200 = *lookupDevicePreset("gh200");
+  EXPECT_GT(gh200.h2dBandwidth, gh200.d2hBandwidth);
+}
+
+TEST(ChartTest, SvgHasCurvesBudgetPeakAndMarkers) {
+  Chart chart;
+  chart.title = "f <before & after>";
+  chart.series.push_back({"before", "#1f77b4", {{0, 100}, {1, 300}, {2, 50}}});
+  chart.series.push_back({"after", "#ff7f0e", {{0, 100}, {1, 200}, {2, 50}}});
+  chart.budget = 250;
+  chart.markers.push_back({ChartMarker::SwapOut, 0.5, "swap out %x"});
+  chart.markers.push_back({ChartMarker::SwapIn, 1.5, "swap in %x"});
+  std::string svg = renderSvg(chart);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  EXPECT_NE(svg.find("f &lt;before &amp; after&gt;"), std::string::npos);
+  EXPECT_NE(svg.find("budget 250 B"), std::string::npos);
+  EXPECT_NE(svg.find("peak 300 B at op 1"), std::string::npos);
+  EXPECT_NE(svg.find("peak 200 B at op 1"), std::string::npos);
+  EXPECT_NE(svg.find("swap out %x"), std::string::npos);
+  EXPECT_NE(svg.find(">swap-in<"), std::string::npos);
+  EXPECT_EQ(svg.find(">recompute<"), std::string::npos);
+}
