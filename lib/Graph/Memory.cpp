@@ -9,6 +9,12 @@
 
 using namespace lms;
 
+/// Releases `t` in its own memory space.
+static Step freeStep(const Graph &graph, TensorIndex t) {
+  return graph.tensor(t).space == MemorySpace::Host ? Step::freeHost(t)
+                                                     : Step::free(t);
+}
+
 Plan lms::referencePlan(const Graph &graph) {
   size_t numOps = graph.numOps();
   // Tensors to free after each op; unused arguments before the first.
@@ -22,14 +28,14 @@ Plan lms::referencePlan(const Graph &graph) {
       continue;
     OpIndex last = graph.lastUse(t);
     if (last == kEntry)
-      plan.push_back(Step::free(t));
+      plan.push_back(freeStep(graph, t));
     else
       freeAfter[last].push_back(t);
   }
   for (OpIndex op = 0; op < static_cast<OpIndex>(numOps); ++op) {
     plan.push_back(Step::compute(op));
     for (TensorIndex t : freeAfter[op])
-      plan.push_back(Step::free(t));
+      plan.push_back(freeStep(graph, t));
   }
   return plan;
 }
@@ -224,9 +230,11 @@ MemoryProfile lms::evaluateSchedule(const Graph &graph,
   llvm::Expected<MemoryProfile> profile =
       evaluatePlan(graph, referencePlan(graph), options);
   if (!profile) {
-    // The reference plan of a verified graph is always valid.
-    llvm::consumeError(profile.takeError());
-    return {};
+    // The reference plan of a verified graph is always valid: this is a bug.
+    llvm::report_fatal_error(
+        llvm::Twine("lms: internal error: the schedule order is not a valid "
+                    "plan: ") +
+        llvm::toString(profile.takeError()));
   }
   return std::move(*profile);
 }

@@ -7,6 +7,7 @@
 
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "LMS/Transforms/Passes.h"
+#include "LMS/Transforms/Strip.h"
 
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
@@ -51,76 +52,85 @@ Operation *findDominatingEquivalent(Operation *op, DominanceInfo &dom) {
   return nullptr;
 }
 
-struct LMSStripPass : public lms::impl::LMSStripBase<LMSStripPass> {
-  void runOnOperation() override {
-    Operation *root = getOperation();
+/// Inlines `recompute` and merges the clones with dominating originals.
+void inlineRecompute(RecomputeOp recompute, Operation *root,
+                     StripStatistics &stats) {
+  OpBuilder builder(recompute);
+  IRMapping mapping;
+  Block &body = recompute.getBody().front();
+  mapping.map(body.getArguments(), recompute.getInputs());
+  SmallVector<Operation *> clones;
+  for (Operation &op : body.without_terminator())
+    clones.push_back(builder.clone(op, mapping));
+  for (auto [result, yielded] :
+       llvm::zip(recompute.getResults(), recompute.getYield().getValues()))
+    result.replaceAllUsesWith(mapping.lookupOrDefault(yielded));
+  recompute.erase();
+  ++stats.recomputesInlined;
 
-    // Swaps: each swap-in of a swapped-out value becomes that value. Walking in
-    // pre-order handles chains: an inner swap-in is replaced before the
-    // swap-out that consumes it is reached by a later swap-in.
-    SmallVector<SwapInOp> swapIns;
-    root->walk([&](SwapInOp op) { swapIns.push_back(op); });
-    for (SwapInOp swapIn : swapIns) {
-      auto swapOut = swapIn.getHandle().getDefiningOp<SwapOutOp>();
-      if (!swapOut) {
-        swapIn.emitWarning("cannot strip a swap-in whose handle is not the "
-                           "result of an 'lms.swap_out'");
-        continue;
-      }
-      swapIn.getResult().replaceAllUsesWith(swapOut.getSource());
-      swapIn.erase();
-      ++numSwapsRemoved;
-    }
-    SmallVector<SwapOutOp> swapOuts;
-    root->walk([&](SwapOutOp op) { swapOuts.push_back(op); });
-    for (SwapOutOp swapOut : swapOuts) {
-      if (!llvm::all_of(swapOut.getResult().getUsers(),
-                        [](Operation *user) { return isa<SwapWaitOp>(user); }))
-        continue;
-      for (Operation *user :
-           llvm::make_early_inc_range(swapOut.getResult().getUsers()))
-        user->erase();
-      swapOut.erase();
-    }
-
-    // Recomputations: inline, then merge the clones with the originals. A
-    // body may itself hold recomputations, hence the loop.
-    while (true) {
-      SmallVector<RecomputeOp> recomputes;
-      root->walk([&](RecomputeOp op) { recomputes.push_back(op); });
-      if (recomputes.empty())
-        break;
-      for (RecomputeOp recompute : recomputes)
-        inlineRecompute(recompute);
-    }
+  // Merge in program order, so that the operands of a clone have already
+  // been merged when the clone is looked at.
+  DominanceInfo dom(root);
+  for (Operation *clone : clones) {
+    Operation *original = findDominatingEquivalent(clone, dom);
+    if (!original)
+      continue;
+    clone->replaceAllUsesWith(original);
+    clone->erase();
+    ++stats.opsMerged;
   }
+}
 
-  void inlineRecompute(RecomputeOp recompute) {
-    OpBuilder builder(recompute);
-    IRMapping mapping;
-    Block &body = recompute.getBody().front();
-    mapping.map(body.getArguments(), recompute.getInputs());
-    SmallVector<Operation *> clones;
-    for (Operation &op : body.without_terminator())
-      clones.push_back(builder.clone(op, mapping));
-    for (auto [result, yielded] :
-         llvm::zip(recompute.getResults(), recompute.getYield().getValues()))
-      result.replaceAllUsesWith(mapping.lookupOrDefault(yielded));
-    recompute.erase();
-    ++numRecomputesInlined;
-
-    // Merge in program order, so that the operands of a clone have already
-    // been merged when the clone is looked at.
-    DominanceInfo dom(getOperation());
-    for (Operation *clone : clones) {
-      Operation *original = findDominatingEquivalent(clone, dom);
-      if (!original)
-        continue;
-      clone->replaceAllUsesWith(original);
-      clone->erase();
-      ++numOpsMerged;
-    }
+struct LMSStripPass : public mlir::lms::impl::LMSStripBase<LMSStripPass> {
+  void runOnOperation() override {
+    StripStatistics stats = stripLMSOps(getOperation());
+    numSwapsRemoved += stats.swapsRemoved;
+    numRecomputesInlined += stats.recomputesInlined;
+    numOpsMerged += stats.opsMerged;
   }
 };
 
 } // namespace
+
+StripStatistics mlir::lms::stripLMSOps(Operation *root) {
+  StripStatistics stats;
+  // Swaps: each swap-in of a swapped-out value becomes that value. Walking in
+  // pre-order handles chains: an inner swap-in is replaced before the
+  // swap-out that consumes it is reached by a later swap-in.
+  SmallVector<SwapInOp> swapIns;
+  root->walk([&](SwapInOp op) { swapIns.push_back(op); });
+  for (SwapInOp swapIn : swapIns) {
+    auto swapOut = swapIn.getHandle().getDefiningOp<SwapOutOp>();
+    if (!swapOut) {
+      swapIn.emitWarning("cannot strip a swap-in whose handle is not the "
+                         "result of an 'lms.swap_out'");
+      continue;
+    }
+    swapIn.getResult().replaceAllUsesWith(swapOut.getSource());
+    swapIn.erase();
+    ++stats.swapsRemoved;
+  }
+  SmallVector<SwapOutOp> swapOuts;
+  root->walk([&](SwapOutOp op) { swapOuts.push_back(op); });
+  for (SwapOutOp swapOut : swapOuts) {
+    if (!llvm::all_of(swapOut.getResult().getUsers(),
+                      [](Operation *user) { return isa<SwapWaitOp>(user); }))
+      continue;
+    for (Operation *user :
+         llvm::make_early_inc_range(swapOut.getResult().getUsers()))
+      user->erase();
+    swapOut.erase();
+  }
+
+  // Recomputations: inline, then merge the clones with the originals. A
+  // body may itself hold recomputations, hence the loop.
+  while (true) {
+    SmallVector<RecomputeOp> recomputes;
+    root->walk([&](RecomputeOp op) { recomputes.push_back(op); });
+    if (recomputes.empty())
+      break;
+    for (RecomputeOp recompute : recomputes)
+      inlineRecompute(recompute, root, stats);
+  }
+  return stats;
+}

@@ -7,6 +7,8 @@
 
 #include "LMS/Graph/Memory.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include "gtest/gtest.h"
 
 using namespace lms;
@@ -188,4 +190,24 @@ TEST(MemoryTest, MinimumFeasibleBytes) {
   // op1: x + y + z = 260; op2: a + y + w = 330.
   EXPECT_EQ(bytes, 330u);
   EXPECT_EQ(op, 2);
+}
+
+TEST(MemoryTest, HostTensorsAreFreedFromHostMemory) {
+  // A swap-out-like op producing a host tensor, its wait and a swap-in.
+  Graph g;
+  TensorIndex a = g.addTensor("a", 64);
+  TensorIndex h = g.addTensor("h", 64, MemorySpace::Host);
+  TensorIndex u = g.addTensor("u", 64);
+  g.addOp("swap_out", {a}, {h}, {}, OpKind::SwapOut);
+  g.addOp("swap_wait", {h, a}, {}, {}, OpKind::SwapWait);
+  g.addOp("swap_in", {h}, {u}, {}, OpKind::SwapIn);
+  g.setLiveOut(u);
+  Plan plan = referencePlan(g);
+  EXPECT_TRUE(llvm::is_contained(plan, Step::freeHost(h)));
+  MemoryProfile p = evaluateSchedule(g);
+  EXPECT_EQ(p.peakBytes, 64u);
+  EXPECT_EQ(p.hostPeakBytes, 64u);
+  ASSERT_EQ(p.computeSteps.size(), 3u);
+  EXPECT_EQ(p.computeSteps[1].second.after, 0u);
+  EXPECT_EQ(p.computeSteps[2].second.during, 64u);
 }

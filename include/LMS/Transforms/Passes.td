@@ -58,4 +58,89 @@ def LMSStrip : Pass<"lms-strip"> {
   ];
 }
 
+def LMSPrintLiveness : Pass<"lms-print-liveness", "ModuleOp"> {
+  let summary = "Print buffer liveness and memory per op of every function";
+  let description = [{
+    For every function with a body, prints one line per op of its body with
+    the buffers live before it (`live-in`), after it (`live-out`) and those
+    released right after it (`dying`), then the memory profile: the peak, the
+    op at the peak, the buffers live at the peak, and the device bytes before,
+    during and after every op. Buffers are named by the value that allocates
+    them (a destination-style result written in place is its init's buffer).
+
+    ```
+    // liveness of @f
+    op 0 tensor.empty: live-in: {%arg0} live-out: {%arg0, %0} dying: {}
+    ...
+    // memory of @f: peak 768 bytes at op 2 linalg.matmul, host peak 0 bytes
+    // live at the peak: %0 (256) %arg0 (256) %arg1 (256)
+    op 0 tensor.empty: before 512 during 768 after 768
+    ```
+
+    The output goes to stdout; the IR is not changed.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "uint64_t", "1",
+           "Round every buffer up to this many bytes">,
+    Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
+           "Upper bound (a size such as 64MiB) for values of dynamic shape "
+           "without an 'lms.max_bytes' attribute">,
+    Option<"keepArguments", "keep-arguments", "bool", "false",
+           "Keep function arguments resident to the end">,
+  ];
+}
+
+def LMSReportMemory : Pass<"lms-report-memory", "ModuleOp"> {
+  let summary = "Report where the device memory goes: peak, who is live, time";
+  let description = [{
+    For every function with a body: the peak device memory in the textual
+    order, the op at the peak with its location, the largest buffers live at
+    the peak, the host memory held by offloaded values, the smallest budget
+    any swap plan can meet, and the estimated time on the chosen device.
+
+    `format=text` (default) is for people; `format=json` is a stable document
+    (see docs/Analyses.md):
+
+    ```json
+    {"device": {"name": "v100-16g", ...},
+     "functions": [
+       {"name": "f", "peak_bytes": 768,
+        "peak_op": {"index": 2, "name": "linalg.matmul", "loc": "f.mlir:5:8"},
+        "live_at_peak": [ {"value": "%0", "bytes": 256, "loc": "f.mlir:3:8"} ],
+        "timeline": [ {"index": 0, "name": "tensor.empty", "before": 512,
+                       "live_bytes": 768, "after": 768} ],
+        ...} ]}
+    ```
+
+    `format=svg` draws the live bytes over the schedule with the peak marked
+    and, with `budget=`, the budget line; for a function that LMS has
+    rewritten it draws the curve without LMS (from `--lms-strip` of a copy)
+    and with it, and marks the swaps and recomputations.
+
+    The report goes to `file=<path>` (default: stdout). The IR is not
+    changed.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", "\"text\"",
+           "Output format: text, json or svg">,
+    Option<"file", "file", "std::string", "\"-\"",
+           "Write the report to this file ('-' for stdout)">,
+    Option<"device", "device", "std::string", "\"\"",
+           "Device preset for time estimates (default: the module's DLTI "
+           "spec, else v100-16g)">,
+    Option<"budget", "budget", "std::string", "\"\"",
+           "Budget line of the picture (bytes with a unit, or a percentage "
+           "of the peak); a function's 'lms.budget' attribute wins">,
+    Option<"top", "top", "unsigned", "10",
+           "How many of the largest live values at the peak to list">,
+    Option<"alignment", "alignment", "uint64_t", "1",
+           "Round every buffer up to this many bytes">,
+    Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
+           "Upper bound (a size such as 64MiB) for values of dynamic shape "
+           "without an 'lms.max_bytes' attribute">,
+    Option<"keepArguments", "keep-arguments", "bool", "false",
+           "Keep function arguments resident to the end">,
+  ];
+}
+
 #endif // LMS_TRANSFORMS_PASSES_TD

@@ -1,0 +1,109 @@
+//===- FunctionGraph.h - IR to graph translation ----------------*- C++ -*-===//
+//
+// Translates the body of a function (tensor or bufferized IR, ops of any
+// dialect) into the MLIR-free Graph of LMS/Graph, keeping the mapping back to
+// the IR. The memory model is the one of DESIGN.md section 3:
+//
+// * a graph tensor is a *buffer*: a destination-style result written in place
+//   shares its init's buffer, view-like ops alias their source and keep it
+//   alive, `tensor.empty`, `memref.alloc`, `gpu.alloc` and every other result
+//   allocate;
+// * a destination-style op writes in place when its init is not used later
+//   (as one-shot bufferization does); otherwise its result is a new buffer;
+// * arguments are live from entry through their last use, returned values
+//   to the end, a result nobody uses only while its op runs;
+// * an op with regions is one node whose transient bytes are the peak inside
+//   it (block arguments and yielded values are the op's operands and
+//   results, already counted outside); a call counts its callee's peak;
+// * `lms.swap_out` results are host buffers, and the source of a swap-out
+//   stays resident until its `lms.swap_wait` (or the swap-out itself when
+//   there is none);
+// * sizes come from the types and the data layout (an i1 takes a byte),
+//   rounded up to the alignment; dynamic shapes need an upper bound (the
+//   `lms.max_bytes` attribute or the `dynamic-bytes` option) or are an error
+//   naming the value.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMS_ANALYSIS_FUNCTIONGRAPH_H
+#define LMS_ANALYSIS_FUNCTIONGRAPH_H
+
+#include "LMS/Graph/Graph.h"
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <memory>
+#include <optional>
+
+namespace mlir {
+class AsmState;
+namespace lms {
+
+/// Options of the IR-to-graph translation.
+struct GraphOptions {
+  /// Allocation alignment in bytes: every buffer is rounded up to it.
+  uint64_t alignment = 1;
+  /// Upper bound in bytes for values of dynamic shape that carry no
+  /// `lms.max_bytes` attribute. Without it such values are an error.
+  std::optional<uint64_t> dynamicBytes;
+  /// Keep function arguments resident to the end (the callee may otherwise
+  /// free or offload them after their last use).
+  bool keepArgumentsResident = false;
+};
+
+/// The graph of one function body (a single block), with the mapping from
+/// graph ops and tensors back to the IR.
+class FunctionGraph {
+public:
+  /// Translates the body of `func` (an op with one region of one block, such
+  /// as `func.func`). Emits diagnostics and fails on what cannot be
+  /// translated: several blocks, values of unknown size.
+  static FailureOr<FunctionGraph> build(Operation *func,
+                                        const GraphOptions &options = {});
+
+  FunctionGraph(FunctionGraph &&);
+  FunctionGraph &operator=(FunctionGraph &&);
+  ~FunctionGraph();
+
+  const ::lms::Graph &getGraph() const { return graph; }
+  Operation *getFunction() const { return function; }
+
+  /// The op of the function body at graph index `index`.
+  Operation *getOp(::lms::OpIndex index) const { return ops[index]; }
+  /// The graph index of a top-level op of the body, if it is one.
+  std::optional<::lms::OpIndex> lookupOp(Operation *op) const;
+
+  /// The value that allocates buffer `t` (an op result or a block argument).
+  Value getAllocatingValue(::lms::TensorIndex t) const {
+    return tensorValues[t];
+  }
+  /// The buffer of an SSA value (any alias of it), if it has one.
+  std::optional<::lms::TensorIndex> lookupBuffer(Value value) const;
+
+  /// The SSA name of a value ("%0", "%arg1", "%x") as the printer shows it
+  /// for this function.
+  std::string getValueName(Value value) const;
+  /// The name of the allocating value of buffer `t`.
+  std::string getTensorName(::lms::TensorIndex t) const {
+    return getValueName(tensorValues[t]);
+  }
+
+private:
+  FunctionGraph() = default;
+  friend class GraphBuilder;
+
+  Operation *function = nullptr;
+  ::lms::Graph graph;
+  SmallVector<Operation *> ops;
+  SmallVector<Value> tensorValues;
+  DenseMap<Value, ::lms::TensorIndex> bufferOf;
+  DenseMap<Operation *, ::lms::OpIndex> opIndex;
+  mutable std::unique_ptr<AsmState> asmState;
+};
+
+} // namespace lms
+} // namespace mlir
+
+#endif // LMS_ANALYSIS_FUNCTIONGRAPH_H

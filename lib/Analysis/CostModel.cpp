@@ -1,0 +1,219 @@
+//===- CostModel.cpp - Per-op cost of MLIR ops ----------------------------===//
+//
+// The rules are documented in CostModel.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LMS/Analysis/CostModel.h"
+#include "LMS/Dialect/LMS/IR/LMSOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mlir::lms;
+using ::lms::OpCost;
+
+bool mlir::lms::isViewLikeOp(Operation *op) {
+  if (isa<ViewLikeOpInterface>(op))
+    return true;
+  return llvm::StringSwitch<bool>(op->getName().getStringRef())
+      .Cases({"tensor.cast", "tensor.expand_shape", "tensor.collapse_shape",
+              "tensor.extract_slice", "tensor.reshape", "tensor.bitcast",
+              "bufferization.to_tensor", "bufferization.to_buffer",
+              "memref.cast", "memref.memory_space_cast"},
+             true)
+      .Default(false);
+}
+
+static double numElements(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasRank())
+    return 0;
+  double n = 1;
+  for (int64_t dim : shaped.getShape())
+    n *= ShapedType::isDynamic(dim) ? 1 : static_cast<double>(dim);
+  return n;
+}
+
+static ArrayRef<int64_t> shapeOf(Value value) {
+  if (auto shaped = dyn_cast<ShapedType>(value.getType()))
+    if (shaped.hasRank())
+      return shaped.getShape();
+  return {};
+}
+
+static double product(ArrayRef<int64_t> dims) {
+  double n = 1;
+  for (int64_t dim : dims)
+    n *= ShapedType::isDynamic(dim) ? 1 : static_cast<double>(dim);
+  return n;
+}
+
+/// Bytes of every shaped operand and result.
+static double bytesTouched(Operation *op,
+                           llvm::function_ref<uint64_t(Value)> bytesOf) {
+  double bytes = 0;
+  for (Value operand : op->getOperands())
+    if (isa<ShapedType>(operand.getType()))
+      bytes += static_cast<double>(bytesOf(operand));
+  for (Value result : op->getResults())
+    if (isa<ShapedType>(result.getType()))
+      bytes += static_cast<double>(bytesOf(result));
+  return bytes;
+}
+
+/// The `lms.cost` override, if any.
+static std::optional<OpCost> costFromAttribute(Operation *op) {
+  Attribute attr = op->getAttr(LMSDialect::getCostAttrName());
+  if (!attr)
+    return std::nullopt;
+  auto number = [](Attribute a) -> std::optional<double> {
+    if (auto f = dyn_cast_or_null<FloatAttr>(a))
+      return f.getValueAsDouble();
+    if (auto i = dyn_cast_or_null<IntegerAttr>(a))
+      return static_cast<double>(i.getValue().getSExtValue());
+    return std::nullopt;
+  };
+  OpCost cost;
+  if (std::optional<double> flops = number(attr)) {
+    cost.flops = *flops;
+    return cost;
+  }
+  if (auto dict = dyn_cast<DictionaryAttr>(attr)) {
+    if (std::optional<double> flops = number(dict.get("flops")))
+      cost.flops = *flops;
+    if (std::optional<double> bytes = number(dict.get("bytes")))
+      cost.bytes = *bytes;
+    if (std::optional<double> seconds = number(dict.get("seconds")))
+      cost.seconds = *seconds;
+    return cost;
+  }
+  return std::nullopt;
+}
+
+/// FLOPs of a linalg op: the iteration domain times the payload ops per point.
+static double linalgFlops(linalg::LinalgOp op) {
+  double points = 1;
+  for (int64_t range : op.getStaticLoopRanges())
+    points *= ShapedType::isDynamic(range) ? 1 : static_cast<double>(range);
+  double payload = 0;
+  Block *body = op.getBlock();
+  if (body)
+    for (Operation &nested : body->without_terminator()) {
+      (void)nested;
+      payload += 1;
+    }
+  return points * payload;
+}
+
+/// FLOPs of a tosa op from its shapes.
+static double tosaFlops(Operation *op) {
+  StringRef name = op->getName().stripDialect();
+  Value result = op->getNumResults() ? op->getResult(0) : Value();
+  double outElements = result ? numElements(result.getType()) : 0;
+  auto operandShape = [&](unsigned i) {
+    return i < op->getNumOperands() ? shapeOf(op->getOperand(i))
+                                    : ArrayRef<int64_t>();
+  };
+  if (name == "conv2d" || name == "conv3d" || name == "transpose_conv2d") {
+    // Weights: [OC, KH, KW, IC] (conv3d: [OC, KD, KH, KW, IC]).
+    ArrayRef<int64_t> weight = operandShape(1);
+    if (weight.size() < 2)
+      return outElements;
+    double perOutput = product(weight.drop_front());
+    if (name == "transpose_conv2d") {
+      // Every input element scatters into OC x KH x KW outputs.
+      double inElements = numElements(op->getOperand(0).getType());
+      return 2 * inElements * product(weight.drop_back());
+    }
+    return 2 * outElements * perOutput;
+  }
+  if (name == "depthwise_conv2d") {
+    // Weights: [KH, KW, C, M]; each output sums KH x KW products.
+    ArrayRef<int64_t> weight = operandShape(1);
+    if (weight.size() != 4)
+      return outElements;
+    return 2 * outElements * product(weight.take_front(2));
+  }
+  if (name == "matmul") {
+    // [N, H, C] x [N, C, W].
+    ArrayRef<int64_t> lhs = operandShape(0);
+    if (lhs.size() != 3)
+      return outElements;
+    return 2 * outElements * product(lhs.drop_front(2));
+  }
+  if (name == "avg_pool2d" || name == "max_pool2d") {
+    auto kernel = op->getAttrOfType<DenseI64ArrayAttr>("kernel");
+    return outElements * (kernel ? product(kernel.asArrayRef()) : 1);
+  }
+  if (name.starts_with("reduce_") || name == "argmax")
+    return op->getNumOperands() ? numElements(op->getOperand(0).getType()) : 0;
+  if (name == "const" || name == "reshape" || name == "slice" ||
+      name == "tile" || name == "transpose" || name == "concat" ||
+      name == "pad" || name == "gather" || name == "scatter" ||
+      name == "identity" || name == "cast" || name == "reverse")
+    return 0;
+  return outElements;
+}
+
+/// Ops that only move data.
+static bool isDataMovement(Operation *op) {
+  if (isa<SwapOutOp, SwapInOp>(op))
+    return true;
+  return llvm::StringSwitch<bool>(op->getName().getStringRef())
+      .Cases({"tensor.insert_slice", "tensor.pad", "tensor.concat",
+              "tensor.gather", "tensor.scatter", "tensor.from_elements",
+              "tensor.splat", "tensor.extract", "tensor.insert",
+              "tensor.generate", "memref.copy", "gpu.memcpy", "gpu.memset",
+              "bufferization.clone", "bufferization.materialize_in_destination",
+              "bufferization.alloc_tensor"},
+             true)
+      .Default(false);
+}
+
+OpCost mlir::lms::estimateOpCost(Operation *op,
+                                 llvm::function_ref<uint64_t(Value)> bytesOf) {
+  if (std::optional<OpCost> cost = costFromAttribute(op))
+    return *cost;
+  OpCost cost;
+  // Free: views, terminators, constants, allocations, lms waits, scalars.
+  if (isViewLikeOp(op) || op->hasTrait<OpTrait::IsTerminator>() ||
+      op->hasTrait<OpTrait::ConstantLike>() || isa<SwapWaitOp>(op) ||
+      isa<RecomputeOp>(op))
+    return cost;
+  StringRef name = op->getName().getStringRef();
+  if (name == "tensor.empty" || name == "memref.alloc" ||
+      name == "memref.alloca" || name == "memref.dealloc" ||
+      name == "gpu.alloc" || name == "gpu.dealloc" || name == "gpu.wait")
+    return cost;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    cost.flops = linalgFlops(linalgOp);
+    cost.bytes = bytesTouched(op, bytesOf);
+    return cost;
+  }
+  if (op->getDialect() && op->getDialect()->getNamespace() == "tosa") {
+    cost.flops = tosaFlops(op);
+    cost.bytes = bytesTouched(op, bytesOf);
+    return cost;
+  }
+  if (isDataMovement(op)) {
+    cost.bytes = bytesTouched(op, bytesOf);
+    return cost;
+  }
+  // Fallback: one FLOP per result element, every shaped value moved once.
+  bool shaped = false;
+  for (Value result : op->getResults())
+    if (isa<ShapedType>(result.getType())) {
+      shaped = true;
+      cost.flops += numElements(result.getType());
+    }
+  for (Value operand : op->getOperands())
+    shaped |= isa<ShapedType>(operand.getType());
+  if (shaped)
+    cost.bytes = bytesTouched(op, bytesOf);
+  return cost;
+}

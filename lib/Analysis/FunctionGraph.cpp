@@ -1,0 +1,494 @@
+//===- FunctionGraph.cpp - IR to graph translation ------------------------===//
+//
+// The memory model is documented in FunctionGraph.h; this file implements it
+// in one linear pass over each block (plus one pass to find last uses).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LMS/Analysis/FunctionGraph.h"
+#include "LMS/Analysis/CostModel.h"
+#include "LMS/Dialect/LMS/IR/LMSOps.h"
+#include "LMS/Graph/Memory.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::lms;
+using ::lms::kEntry;
+using ::lms::MemorySpace;
+using ::lms::OpCost;
+using ::lms::OpIndex;
+using ::lms::OpKind;
+using ::lms::TensorIndex;
+
+FunctionGraph::FunctionGraph(FunctionGraph &&) = default;
+FunctionGraph &FunctionGraph::operator=(FunctionGraph &&) = default;
+FunctionGraph::~FunctionGraph() = default;
+
+std::optional<OpIndex> FunctionGraph::lookupOp(Operation *op) const {
+  auto it = opIndex.find(op);
+  if (it == opIndex.end())
+    return std::nullopt;
+  return it->second;
+}
+
+std::optional<TensorIndex> FunctionGraph::lookupBuffer(Value value) const {
+  auto it = bufferOf.find(value);
+  if (it == bufferOf.end())
+    return std::nullopt;
+  return it->second;
+}
+
+std::string FunctionGraph::getValueName(Value value) const {
+  if (!value)
+    return "<none>";
+  if (!asmState)
+    asmState = std::make_unique<AsmState>(function);
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  value.printAsOperand(os, *asmState);
+  return name;
+}
+
+static bool isBufferType(Type type) {
+  return isa<TensorType, BaseMemRefType, HostType>(type);
+}
+
+namespace mlir {
+namespace lms {
+
+/// Translates blocks into graphs; shared by a function and everything it
+/// reaches (regions, callees), with caches for type sizes and callees.
+class GraphBuilder {
+public:
+  GraphBuilder(const GraphOptions &options, Operation *scope)
+      : options(options), layout(DataLayout::closest(scope)) {}
+
+  FailureOr<FunctionGraph> buildFunction(Operation *func);
+
+private:
+  /// The peak and total cost of what an op with regions or a call runs.
+  struct Summary {
+    uint64_t peakBytes = 0;
+    OpCost cost;
+  };
+
+  LogicalResult buildBlock(Block &block, bool regionMode, FunctionGraph &fg);
+  FailureOr<Summary> summarizeBlock(Operation *owner, Block &block);
+  FailureOr<Summary> summarizeRegions(Operation *op);
+  FailureOr<Summary> summarizeCall(CallOpInterface call);
+
+  /// Bytes of a value of static shape (unaligned), or nullopt.
+  std::optional<uint64_t> staticBytes(Type type);
+  /// Bytes of a new buffer for `value`, with bounds for dynamic shapes;
+  /// emits an error naming the value when there is none.
+  FailureOr<uint64_t> allocationBytes(Value value, FunctionGraph &fg);
+  uint64_t align(uint64_t bytes) const {
+    return options.alignment > 1 ? llvm::alignTo(bytes, options.alignment)
+                                 : bytes;
+  }
+
+  const GraphOptions &options;
+  DataLayout layout;
+  DenseMap<Type, std::optional<uint64_t>> typeBytes;
+  DenseMap<Operation *, Summary> calleeSummaries;
+  SmallPtrSet<Operation *, 4> calleesInProgress;
+  SymbolTableCollection symbolTables;
+};
+
+} // namespace lms
+} // namespace mlir
+
+std::optional<uint64_t> GraphBuilder::staticBytes(Type type) {
+  if (auto host = dyn_cast<HostType>(type))
+    type = host.getValueType();
+  auto it = typeBytes.find(type);
+  if (it != typeBytes.end())
+    return it->second;
+  std::optional<uint64_t> bytes;
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (shaped && shaped.hasStaticShape()) {
+    Type element = shaped.getElementType();
+    if (isa<IntegerType, FloatType, IndexType, ComplexType, VectorType>(
+            element) ||
+        isa<DataLayoutTypeInterface>(element)) {
+      uint64_t elementBytes = layout.getTypeSize(element).getFixedValue();
+      bytes = static_cast<uint64_t>(shaped.getNumElements()) * elementBytes;
+    }
+  }
+  typeBytes[type] = bytes;
+  return bytes;
+}
+
+FailureOr<uint64_t> GraphBuilder::allocationBytes(Value value,
+                                                  FunctionGraph &fg) {
+  if (std::optional<uint64_t> bytes = staticBytes(value.getType()))
+    return align(*bytes);
+  // A user-given bound: on the defining op, or in the function's arg_attrs.
+  Attribute bound;
+  StringRef name = LMSDialect::getMaxBytesAttrName();
+  if (auto result = dyn_cast<OpResult>(value)) {
+    bound = result.getOwner()->getAttr(name);
+    if (auto array = dyn_cast_or_null<ArrayAttr>(bound))
+      bound = result.getResultNumber() < array.size()
+                  ? array[result.getResultNumber()]
+                  : Attribute();
+  } else {
+    auto arg = cast<BlockArgument>(value);
+    if (auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+      if (arg.getOwner()->isEntryBlock())
+        bound = func.getArgAttr(arg.getArgNumber(), name);
+  }
+  if (auto integer = dyn_cast_or_null<IntegerAttr>(bound)) {
+    if (integer.getValue().isNegative()) {
+      emitError(value.getLoc()) << "'" << name << "' of "
+                                << fg.getValueName(value)
+                                << " must not be negative";
+      return failure();
+    }
+    return align(integer.getValue().getZExtValue());
+  }
+  if (bound) {
+    emitError(value.getLoc()) << "'" << name << "' of "
+                              << fg.getValueName(value)
+                              << " must be an integer number of bytes (or an "
+                                 "array of them, one per result), got "
+                              << bound;
+    return failure();
+  }
+  if (options.dynamicBytes)
+    return align(*options.dynamicBytes);
+  auto shaped = cast<ShapedType>(isa<HostType>(value.getType())
+                                     ? cast<HostType>(value.getType())
+                                           .getValueType()
+                                     : value.getType());
+  InFlightDiagnostic diag = emitError(value.getLoc())
+                            << "cannot size " << fg.getValueName(value)
+                            << " of type " << value.getType() << ": ";
+  if (!shaped.hasStaticShape())
+    diag << (shaped.hasRank() ? "its shape is dynamic" : "it is unranked");
+  else
+    diag << "its element type has no size in the data layout";
+  diag << "; give an upper bound in bytes with an '" << name
+       << "' attribute on its defining op (or in the function's arg_attrs), "
+          "or with the 'dynamic-bytes' option";
+  return failure();
+}
+
+/// The static trip count of a loop, if known.
+static std::optional<uint64_t> staticTripCount(Operation *op) {
+  auto loop = dyn_cast<LoopLikeOpInterface>(op);
+  if (!loop)
+    return std::nullopt;
+  std::optional<APInt> count = loop.getStaticTripCount();
+  if (!count)
+    return std::nullopt;
+  return count->getZExtValue();
+}
+
+FailureOr<GraphBuilder::Summary> GraphBuilder::summarizeBlock(Operation *owner,
+                                                             Block &block) {
+  FunctionGraph inner;
+  inner.function = owner;
+  if (failed(buildBlock(block, /*regionMode=*/true, inner)))
+    return failure();
+  Summary summary;
+  ::lms::MemoryProfile profile = ::lms::evaluateSchedule(
+      inner.getGraph(), ::lms::EvalOptions{/*recordSteps=*/false});
+  summary.peakBytes = profile.peakBytes;
+  for (const ::lms::Op &op : inner.getGraph().getOps()) {
+    summary.cost.flops += op.cost.flops;
+    summary.cost.bytes += op.cost.bytes;
+  }
+  return summary;
+}
+
+FailureOr<GraphBuilder::Summary> GraphBuilder::summarizeRegions(Operation *op) {
+  Summary total;
+  for (Region &region : op->getRegions()) {
+    if (region.empty())
+      continue;
+    if (!region.hasOneBlock()) {
+      op->emitError("cannot analyse a region with several blocks "
+                    "(unstructured control flow); use structured control "
+                    "flow such as scf");
+      return failure();
+    }
+    FailureOr<Summary> summary = summarizeBlock(op, region.front());
+    if (failed(summary))
+      return failure();
+    total.peakBytes = std::max(total.peakBytes, summary->peakBytes);
+    total.cost.flops += summary->cost.flops;
+    total.cost.bytes += summary->cost.bytes;
+  }
+  if (std::optional<uint64_t> trips = staticTripCount(op)) {
+    total.cost.flops *= static_cast<double>(*trips);
+    total.cost.bytes *= static_cast<double>(*trips);
+  }
+  return total;
+}
+
+FailureOr<GraphBuilder::Summary>
+GraphBuilder::summarizeCall(CallOpInterface call) {
+  Operation *callee = call.resolveCallableInTable(&symbolTables);
+  auto func = dyn_cast_or_null<FunctionOpInterface>(callee);
+  if (!func || func.isExternal())
+    return Summary{};
+  auto cached = calleeSummaries.find(callee);
+  if (cached != calleeSummaries.end())
+    return cached->second;
+  if (!calleesInProgress.insert(callee).second) {
+    call->emitWarning("recursive call: the peak memory inside it is not "
+                      "counted");
+    return Summary{};
+  }
+  FailureOr<Summary> summary = summarizeRegions(callee);
+  calleesInProgress.erase(callee);
+  if (failed(summary)) {
+    call->emitRemark("in a call from here");
+    return failure();
+  }
+  calleeSummaries[callee] = *summary;
+  return summary;
+}
+
+LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
+                                       FunctionGraph &fg) {
+  ::lms::Graph &graph = fg.graph;
+
+  // Pass 1: the values each top-level op uses (its operands and the values of
+  // this block that its regions capture), and the last use of every value.
+  std::vector<SmallVector<Value, 4>> uses;
+  uses.reserve(block.getOperations().size());
+  DenseMap<Value, OpIndex> lastUse;
+  OpIndex index = 0;
+  for (Operation &op : block) {
+    SmallVector<Value, 4> &opUses = uses.emplace_back();
+    for (Value operand : op.getOperands())
+      if (isBufferType(operand.getType()))
+        opUses.push_back(operand);
+    if (op.getNumRegions() > 0 && !isa<linalg::LinalgOp>(op))
+      op.walk([&](Operation *nested) {
+        if (nested == &op)
+          return;
+        for (Value operand : nested->getOperands())
+          if (operand.getParentBlock() == &block &&
+              isBufferType(operand.getType()))
+            opUses.push_back(operand);
+      });
+    for (Value v : opUses)
+      lastUse[v] = index;
+    ++index;
+  }
+  auto lastUseOf = [&](Value v, OpIndex fallback) {
+    auto it = lastUse.find(v);
+    return it == lastUse.end() ? fallback : it->second;
+  };
+
+  // Per buffer: the last use over all its aliases so far, and whether an op
+  // may write into it in place (constants are read-only).
+  std::vector<OpIndex> bufferLastUse;
+  std::vector<uint8_t> writable;
+  auto newBuffer = [&](Value value, uint64_t bytes, MemorySpace space,
+                       OpIndex producerIndex, bool isWritable) {
+    TensorIndex t = graph.addTensor("", bytes, space);
+    fg.tensorValues.push_back(value);
+    fg.bufferOf[value] = t;
+    bufferLastUse.push_back(lastUseOf(value, producerIndex));
+    writable.push_back(isWritable);
+    return t;
+  };
+  auto addAlias = [&](Value value, TensorIndex t, OpIndex at) {
+    fg.bufferOf[value] = t;
+    bufferLastUse[t] = std::max(bufferLastUse[t], lastUseOf(value, at));
+  };
+
+  // Block arguments are live on entry; inside a region they are the
+  // enclosing op's operands, counted outside.
+  for (BlockArgument arg : block.getArguments()) {
+    if (!isBufferType(arg.getType()))
+      continue;
+    uint64_t bytes = 0;
+    if (!regionMode) {
+      FailureOr<uint64_t> size = allocationBytes(arg, fg);
+      if (failed(size))
+        return failure();
+      bytes = *size;
+    }
+    MemorySpace space = isa<HostType>(arg.getType()) ? MemorySpace::Host
+                                                     : MemorySpace::Device;
+    TensorIndex t = newBuffer(arg, bytes, space, kEntry, /*isWritable=*/true);
+    if (options.keepArgumentsResident && !regionMode)
+      graph.setLiveOut(t);
+  }
+
+  auto bytesOfValue = [&](Value v) -> uint64_t {
+    if (std::optional<uint64_t> bytes = staticBytes(v.getType()))
+      return *bytes;
+    auto it = fg.bufferOf.find(v);
+    return it == fg.bufferOf.end() ? 0 : graph.tensor(it->second).bytes;
+  };
+
+  // Pass 2: ops in order.
+  index = 0;
+  for (Operation &op : block) {
+    fg.ops.push_back(&op);
+    fg.opIndex[&op] = index;
+    SmallVector<TensorIndex, 4> inputs;
+    for (Value v : uses[index])
+      if (std::optional<TensorIndex> t = fg.lookupBuffer(v))
+        inputs.push_back(*t);
+
+    SmallVector<TensorIndex, 2> outputs;
+    OpKind kind = OpKind::Compute;
+    auto allocate = [&](Value result, MemorySpace space,
+                        std::optional<uint64_t> knownBytes) -> LogicalResult {
+      uint64_t bytes;
+      if (knownBytes) {
+        bytes = *knownBytes;
+      } else {
+        FailureOr<uint64_t> size = allocationBytes(result, fg);
+        if (failed(size))
+          return failure();
+        bytes = *size;
+      }
+      bool isWritable = !isa<arith::ConstantOp>(op);
+      outputs.push_back(newBuffer(result, bytes, space, index, isWritable));
+      return success();
+    };
+
+    if (auto swapOut = dyn_cast<SwapOutOp>(op)) {
+      kind = OpKind::SwapOut;
+      std::optional<TensorIndex> source = fg.lookupBuffer(swapOut.getSource());
+      std::optional<uint64_t> bytes;
+      if (source)
+        bytes = graph.tensor(*source).bytes;
+      if (failed(allocate(swapOut.getResult(), MemorySpace::Host, bytes)))
+        return failure();
+    } else if (auto wait = dyn_cast<SwapWaitOp>(op)) {
+      kind = OpKind::SwapWait;
+      // The source stays resident until the copy is known to be complete.
+      if (SwapOutOp swapOut = wait.getSwapOut())
+        if (std::optional<TensorIndex> source =
+                fg.lookupBuffer(swapOut.getSource())) {
+          inputs.push_back(*source);
+          bufferLastUse[*source] = std::max(bufferLastUse[*source], index);
+        }
+    } else if (auto swapIn = dyn_cast<SwapInOp>(op)) {
+      kind = OpKind::SwapIn;
+      std::optional<TensorIndex> handle = fg.lookupBuffer(swapIn.getHandle());
+      std::optional<uint64_t> bytes;
+      if (handle)
+        bytes = graph.tensor(*handle).bytes;
+      if (failed(allocate(swapIn.getResult(), MemorySpace::Device, bytes)))
+        return failure();
+    } else {
+      auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+      auto loop = dyn_cast<LoopLikeOpInterface>(op);
+      auto view = dyn_cast<ViewLikeOpInterface>(op);
+      bool viewLike = isViewLikeOp(&op);
+      for (OpResult result : op.getResults()) {
+        if (!isBufferType(result.getType()))
+          continue;
+        // Results tied to an init operand: in place when the init's buffer is
+        // not used after this op.
+        Value init;
+        if (dps && dps.hasPureTensorSemantics())
+          init = dps.getTiedOpOperand(result)->get();
+        else if (loop)
+          if (OpOperand *tied = loop.getTiedLoopInit(result))
+            init = tied->get();
+        if (init) {
+          std::optional<TensorIndex> buffer = fg.lookupBuffer(init);
+          if (buffer && writable[*buffer] && bufferLastUse[*buffer] <= index) {
+            addAlias(result, *buffer, index);
+            continue;
+          }
+        } else {
+          // Views alias their source and keep it alive.
+          Value source;
+          if (view && view.getViewSource())
+            source = view.getViewSource();
+          else if (viewLike && op.getNumOperands() > 0)
+            source = op.getOperand(0);
+          if (source)
+            if (std::optional<TensorIndex> buffer = fg.lookupBuffer(source)) {
+              addAlias(result, *buffer, index);
+              continue;
+            }
+        }
+        MemorySpace space = isa<HostType>(result.getType())
+                                ? MemorySpace::Host
+                                : MemorySpace::Device;
+        if (failed(allocate(result, space, std::nullopt)))
+          return failure();
+      }
+    }
+
+    OpCost cost = estimateOpCost(&op, bytesOfValue);
+    uint64_t transient = 0;
+    if (op.getNumRegions() > 0 && !isa<linalg::LinalgOp>(op)) {
+      FailureOr<Summary> summary = summarizeRegions(&op);
+      if (failed(summary))
+        return failure();
+      transient = summary->peakBytes;
+      cost.flops += summary->cost.flops;
+      cost.bytes += summary->cost.bytes;
+    } else if (auto call = dyn_cast<CallOpInterface>(op)) {
+      FailureOr<Summary> summary = summarizeCall(call);
+      if (failed(summary))
+        return failure();
+      transient = summary->peakBytes;
+      cost.flops += summary->cost.flops;
+      cost.bytes += summary->cost.bytes;
+    }
+
+    OpIndex added = graph.addOp(op.getName().getStringRef().str(), inputs,
+                                outputs, cost, kind);
+    graph.setTransientBytes(added, transient);
+
+    // Inside a region, what the terminator yields becomes the enclosing op's
+    // results, which the enclosing graph counts for the whole op.
+    if (regionMode && op.hasTrait<OpTrait::IsTerminator>())
+      for (TensorIndex t : inputs)
+        graph.setBytes(t, 0);
+    ++index;
+  }
+  return success();
+}
+
+FailureOr<FunctionGraph> GraphBuilder::buildFunction(Operation *func) {
+  FunctionGraph fg;
+  fg.function = func;
+  if (func->getNumRegions() != 1 || func->getRegion(0).empty()) {
+    func->emitError("cannot analyse a function without a body");
+    return failure();
+  }
+  Region &body = func->getRegion(0);
+  if (!body.hasOneBlock()) {
+    func->emitError("cannot analyse a function with several blocks "
+                    "(unstructured control flow); use structured control "
+                    "flow such as scf");
+    return failure();
+  }
+  if (failed(buildBlock(body.front(), /*regionMode=*/false, fg)))
+    return failure();
+  return fg;
+}
+
+FailureOr<FunctionGraph> FunctionGraph::build(Operation *func,
+                                              const GraphOptions &options) {
+  GraphBuilder builder(options, func);
+  return builder.buildFunction(func);
+}

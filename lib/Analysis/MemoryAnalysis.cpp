@@ -1,0 +1,180 @@
+//===- MemoryAnalysis.cpp - Liveness and peak memory of functions ---------===//
+
+#include "LMS/Analysis/MemoryAnalysis.h"
+#include "LMS/Graph/Units.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::lms;
+using ::lms::OpIndex;
+using ::lms::TensorIndex;
+
+FunctionGraphAnalysis::FunctionGraphAnalysis(Operation *func)
+    : graph(FunctionGraph::build(func)) {}
+
+static std::string functionName(Operation *func) {
+  if (auto symbol = func->getAttrOfType<StringAttr>("sym_name"))
+    return "@" + symbol.getValue().str();
+  return func->getName().getStringRef().str();
+}
+
+//===----------------------------------------------------------------------===//
+// BufferLiveness
+//===----------------------------------------------------------------------===//
+
+BufferLiveness::BufferLiveness(Operation *func, AnalysisManager &am) {
+  auto &translation = am.getAnalysis<FunctionGraphAnalysis>();
+  if (!translation.isValid())
+    return;
+  graph = &translation.getFunctionGraph();
+  intervals = ::lms::computeLiveIntervals(graph->getGraph());
+}
+
+BufferLiveness::BufferLiveness(const FunctionGraph &graph)
+    : graph(&graph), intervals(::lms::computeLiveIntervals(graph.getGraph())) {}
+
+template <typename Pred>
+static SmallVector<Value> collect(const FunctionGraph &graph, Pred pred) {
+  SmallVector<Value> values;
+  for (TensorIndex t = 0;
+       t < static_cast<TensorIndex>(graph.getGraph().numTensors()); ++t)
+    if (pred(t))
+      values.push_back(graph.getAllocatingValue(t));
+  return values;
+}
+
+SmallVector<Value> BufferLiveness::getLiveIn(Operation *op) const {
+  std::optional<OpIndex> index = graph ? graph->lookupOp(op) : std::nullopt;
+  if (!index)
+    return {};
+  return collect(*graph,
+                 [&](TensorIndex t) { return intervals.isLiveIn(t, *index); });
+}
+
+SmallVector<Value> BufferLiveness::getLiveOut(Operation *op) const {
+  std::optional<OpIndex> index = graph ? graph->lookupOp(op) : std::nullopt;
+  if (!index)
+    return {};
+  return collect(*graph,
+                 [&](TensorIndex t) { return intervals.isLiveOut(t, *index); });
+}
+
+SmallVector<Value> BufferLiveness::getDying(Operation *op) const {
+  std::optional<OpIndex> index = graph ? graph->lookupOp(op) : std::nullopt;
+  if (!index)
+    return {};
+  return collect(*graph, [&](TensorIndex t) {
+    return intervals.isLiveDuring(t, *index) &&
+           !intervals.isLiveOut(t, *index);
+  });
+}
+
+bool BufferLiveness::isLiveDuring(Value value, Operation *op) const {
+  if (!graph)
+    return false;
+  std::optional<OpIndex> index = graph->lookupOp(op);
+  std::optional<TensorIndex> t = graph->lookupBuffer(value);
+  return index && t && intervals.isLiveDuring(*t, *index);
+}
+
+void BufferLiveness::print(raw_ostream &os) const {
+  if (!graph)
+    return;
+  const ::lms::Graph &g = graph->getGraph();
+  os << "// liveness of " << functionName(graph->getFunction()) << "\n";
+  // Sweep: tensors sorted by start, then kept in a set ordered by index.
+  std::vector<std::vector<TensorIndex>> starting(g.numOps() + 1);
+  for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t) {
+    if (intervals.end[t] < intervals.start[t] &&
+        intervals.start[t] != ::lms::kEntry)
+      continue;
+    starting[intervals.start[t] + 1].push_back(t);
+  }
+  std::set<TensorIndex> live(starting[0].begin(), starting[0].end());
+  auto printSet = [&](StringRef label, auto pred) {
+    os << " " << label << ": {";
+    bool first = true;
+    for (TensorIndex t : live)
+      if (pred(t)) {
+        os << (first ? "" : ", ") << graph->getTensorName(t);
+        first = false;
+      }
+    os << "}";
+  };
+  for (OpIndex i = 0; i < static_cast<OpIndex>(g.numOps()); ++i) {
+    // Drop the tensors that ended before this op.
+    for (auto it = live.begin(); it != live.end();)
+      it = intervals.end[*it] < i ? live.erase(it) : std::next(it);
+    live.insert(starting[i + 1].begin(), starting[i + 1].end());
+    os << "op " << i << " " << g.op(i).name << ":";
+    printSet("live-in", [&](TensorIndex t) { return intervals.isLiveIn(t, i); });
+    printSet("live-out",
+             [&](TensorIndex t) { return intervals.isLiveOut(t, i); });
+    printSet("dying", [&](TensorIndex t) {
+      return intervals.isLiveDuring(t, i) && !intervals.isLiveOut(t, i);
+    });
+    os << "\n";
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// MemoryPeakAnalysis
+//===----------------------------------------------------------------------===//
+
+MemoryPeakAnalysis::MemoryPeakAnalysis(Operation *func, AnalysisManager &am) {
+  auto &translation = am.getAnalysis<FunctionGraphAnalysis>();
+  if (!translation.isValid())
+    return;
+  graph = &translation.getFunctionGraph();
+  profile = ::lms::evaluateSchedule(graph->getGraph());
+}
+
+MemoryPeakAnalysis::MemoryPeakAnalysis(const FunctionGraph &graph)
+    : graph(&graph), profile(::lms::evaluateSchedule(graph.getGraph())) {}
+
+Operation *MemoryPeakAnalysis::getPeakOp() const {
+  if (!graph || profile.peakOp < 0)
+    return nullptr;
+  return graph->getOp(profile.peakOp);
+}
+
+SmallVector<std::pair<Value, uint64_t>>
+MemoryPeakAnalysis::getLiveAtPeak() const {
+  SmallVector<std::pair<Value, uint64_t>> live;
+  if (!graph)
+    return live;
+  for (TensorIndex t : profile.residentAtPeak)
+    live.push_back({graph->getAllocatingValue(t),
+                    graph->getGraph().tensor(t).bytes});
+  return live;
+}
+
+::lms::OpMemory MemoryPeakAnalysis::getOpMemory(Operation *op) const {
+  std::optional<OpIndex> index = graph ? graph->lookupOp(op) : std::nullopt;
+  if (!index || static_cast<size_t>(*index) >= profile.computeSteps.size())
+    return {};
+  // The reference plan computes every op once, in order.
+  return profile.computeSteps[*index].second;
+}
+
+void MemoryPeakAnalysis::print(raw_ostream &os) const {
+  if (!graph)
+    return;
+  os << "// memory of " << functionName(graph->getFunction())
+     << ": peak " << profile.peakBytes << " bytes";
+  if (Operation *op = getPeakOp())
+    os << " at op " << profile.peakOp << " " << op->getName();
+  os << ", host peak " << profile.hostPeakBytes << " bytes\n";
+  os << "// live at the peak:";
+  for (auto [value, bytes] : getLiveAtPeak())
+    os << " " << graph->getValueName(value) << " (" << bytes << ")";
+  os << "\n";
+  for (auto [index, memory] : profile.computeSteps)
+    os << "op " << index << " " << graph->getGraph().op(index).name
+       << ": before " << memory.before << " during " << memory.during
+       << " after " << memory.after << "\n";
+}

@@ -1,0 +1,455 @@
+//===- Report.cpp - Liveness and memory reports ---------------------------===//
+//
+// The --lms-print-liveness and --lms-report-memory passes: they translate each
+// function into the graph core, evaluate it and print what they found. They
+// never change the IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LMS/Analysis/DeviceModel.h"
+#include "LMS/Analysis/MemoryAnalysis.h"
+#include "LMS/Analysis/Options.h"
+#include "LMS/Dialect/LMS/IR/LMSOps.h"
+#include "LMS/Graph/Chart.h"
+#include "LMS/Graph/Units.h"
+#include "LMS/Transforms/Passes.h"
+#include "LMS/Transforms/Strip.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace mlir {
+namespace lms {
+#define GEN_PASS_DEF_LMSPRINTLIVENESS
+#define GEN_PASS_DEF_LMSREPORTMEMORY
+#include "LMS/Transforms/Passes.h.inc"
+} // namespace lms
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::lms;
+using ::lms::OpIndex;
+using ::lms::TensorIndex;
+
+namespace {
+
+/// The functions of a module that have a body, in order.
+SmallVector<FunctionOpInterface> functionsWithBodies(ModuleOp module) {
+  SmallVector<FunctionOpInterface> funcs;
+  for (auto func : module.getOps<FunctionOpInterface>())
+    if (!func.isExternal())
+      funcs.push_back(func);
+  return funcs;
+}
+
+std::string locationString(Location loc) {
+  if (auto file = loc->findInstanceOf<FileLineColLoc>())
+    return llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
+                         file.getLine(), file.getColumn())
+        .str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+/// Where the report goes: a file or stdout.
+class ReportOutput {
+public:
+  LogicalResult open(Operation *scope, StringRef path) {
+    if (path == "-" || path.empty())
+      return success();
+    std::string error;
+    file = openOutputFile(path, &error);
+    if (!file) {
+      scope->emitError() << "cannot open report file '" << path
+                         << "': " << error;
+      return failure();
+    }
+    return success();
+  }
+  raw_ostream &os() { return file ? file->os() : llvm::outs(); }
+  void keep() {
+    if (file)
+      file->keep();
+  }
+
+private:
+  std::unique_ptr<llvm::ToolOutputFile> file;
+};
+
+//===----------------------------------------------------------------------===//
+// --lms-print-liveness
+//===----------------------------------------------------------------------===//
+
+struct LMSPrintLivenessPass
+    : public mlir::lms::impl::LMSPrintLivenessBase<LMSPrintLivenessPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<GraphOptions> options = makeGraphOptions(
+        module, alignment, dynamicBytes, keepArguments);
+    if (failed(options))
+      return signalPassFailure();
+    bool failedAny = false;
+    for (FunctionOpInterface func : functionsWithBodies(module)) {
+      FailureOr<FunctionGraph> graph = FunctionGraph::build(func, *options);
+      if (failed(graph)) {
+        failedAny = true;
+        continue;
+      }
+      BufferLiveness(*graph).print(llvm::outs());
+      MemoryPeakAnalysis(*graph).print(llvm::outs());
+    }
+    if (failedAny)
+      signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// --lms-report-memory
+//===----------------------------------------------------------------------===//
+
+/// Everything the report says about one function.
+struct FunctionReport {
+  std::string name;
+  Operation *func = nullptr;
+  std::optional<FunctionGraph> graph;
+  ::lms::MemoryProfile profile;
+  uint64_t minFeasibleBytes = 0;
+  OpIndex minFeasibleOp = -1;
+  double computeSeconds = 0;
+  double transferSeconds = 0;
+  double flops = 0;
+  unsigned swapOuts = 0, swapWaits = 0, swapIns = 0, recomputes = 0;
+  std::optional<::lms::ByteSize> budget;
+  /// The same function without LMS rewriting, when it has lms ops.
+  std::optional<FunctionGraph> strippedGraph;
+  ::lms::MemoryProfile strippedProfile;
+
+  bool hasLMSOps() const {
+    return swapOuts + swapWaits + swapIns + recomputes > 0;
+  }
+  /// The budget in bytes, with percentages of the peak without LMS.
+  std::optional<uint64_t> budgetBytes() const {
+    if (!budget)
+      return std::nullopt;
+    uint64_t reference =
+        strippedGraph ? strippedProfile.peakBytes : profile.peakBytes;
+    return budget->resolve(reference);
+  }
+};
+
+struct LMSReportMemoryPass
+    : public mlir::lms::impl::LMSReportMemoryBase<LMSReportMemoryPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (format != "text" && format != "json" && format != "svg") {
+      module.emitError() << "invalid format '" << format
+                         << "': expected text, json or svg";
+      return signalPassFailure();
+    }
+    FailureOr<GraphOptions> options = makeGraphOptions(
+        module, alignment, dynamicBytes, keepArguments);
+    if (failed(options))
+      return signalPassFailure();
+    FailureOr<::lms::DeviceSpec> spec = resolveDevice(module, device);
+    if (failed(spec))
+      return signalPassFailure();
+    deviceSpec = *spec;
+
+    // A stripped copy of the module, for the curves without LMS.
+    OwningOpRef<ModuleOp> stripped;
+    bool anyLMS = false;
+    module.walk([&](Operation *op) {
+      if (isa<LMSDialect>(op->getDialect()))
+        anyLMS = true;
+    });
+    if (anyLMS) {
+      stripped = module.clone();
+      stripLMSOps(*stripped);
+    }
+
+    std::vector<FunctionReport> reports;
+    bool failedAny = false;
+    for (FunctionOpInterface func : functionsWithBodies(module)) {
+      FunctionReport report;
+      if (failed(analyse(func, *options, stripped ? *stripped : ModuleOp(),
+                         report))) {
+        failedAny = true;
+        continue;
+      }
+      reports.push_back(std::move(report));
+    }
+    if (failedAny)
+      return signalPassFailure();
+
+    ReportOutput output;
+    if (failed(output.open(module, file)))
+      return signalPassFailure();
+    if (format == "json")
+      printJson(output.os(), reports);
+    else if (format == "svg")
+      printSvg(output.os(), reports);
+    else
+      printText(output.os(), reports);
+    output.keep();
+    markAllAnalysesPreserved();
+  }
+
+  LogicalResult analyse(FunctionOpInterface func, const GraphOptions &options,
+                        ModuleOp stripped, FunctionReport &report) {
+    report.name = func.getName().str();
+    report.func = func;
+    FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
+    if (failed(graph))
+      return failure();
+    FailureOr<std::optional<::lms::ByteSize>> budgetOrNone =
+        getBudget(func, budget);
+    if (failed(budgetOrNone))
+      return failure();
+    report.budget = *budgetOrNone;
+    report.graph.emplace(std::move(*graph));
+    const ::lms::Graph &g = report.graph->getGraph();
+    report.profile = ::lms::evaluateSchedule(g);
+    std::tie(report.minFeasibleBytes, report.minFeasibleOp) =
+        ::lms::minimumFeasibleBytes(g);
+    for (const ::lms::Op &op : g.getOps()) {
+      report.flops += op.cost.flops;
+      switch (op.kind) {
+      case ::lms::OpKind::Compute:
+        report.computeSeconds += deviceSpec.computeSeconds(op.cost);
+        break;
+      case ::lms::OpKind::SwapOut:
+        ++report.swapOuts;
+        for (TensorIndex t : op.inputs)
+          report.transferSeconds += deviceSpec.d2hSeconds(g.tensor(t).bytes);
+        break;
+      case ::lms::OpKind::SwapIn:
+        ++report.swapIns;
+        for (TensorIndex t : op.outputs)
+          report.transferSeconds += deviceSpec.h2dSeconds(g.tensor(t).bytes);
+        break;
+      case ::lms::OpKind::SwapWait:
+        ++report.swapWaits;
+        break;
+      }
+    }
+    func.walk([&](RecomputeOp) { ++report.recomputes; });
+    if (stripped && report.hasLMSOps()) {
+      auto strippedFunc = dyn_cast_or_null<FunctionOpInterface>(
+          SymbolTable::lookupSymbolIn(stripped, func.getNameAttr()));
+      if (strippedFunc) {
+        FailureOr<FunctionGraph> strippedGraph =
+            FunctionGraph::build(strippedFunc, options);
+        if (failed(strippedGraph))
+          return failure();
+        report.strippedGraph.emplace(std::move(*strippedGraph));
+        report.strippedProfile =
+            ::lms::evaluateSchedule(report.strippedGraph->getGraph());
+      }
+    }
+    return success();
+  }
+
+  void printText(raw_ostream &os, const std::vector<FunctionReport> &reports) {
+    for (const FunctionReport &r : reports) {
+      const FunctionGraph &fg = *r.graph;
+      const ::lms::Graph &g = fg.getGraph();
+      os << "@" << r.name << ": peak " << ::lms::formatBytes(r.profile.peakBytes)
+         << " (" << r.profile.peakBytes << " bytes)";
+      if (r.profile.peakOp >= 0) {
+        Operation *op = fg.getOp(r.profile.peakOp);
+        os << " at op " << r.profile.peakOp << " '" << op->getName() << "' ("
+           << locationString(op->getLoc()) << ")";
+      }
+      os << "\n";
+      size_t shown = std::min<size_t>(top, r.profile.residentAtPeak.size());
+      os << "  live at the peak (largest " << shown << " of "
+         << r.profile.residentAtPeak.size() << "):\n";
+      for (size_t i = 0; i < shown; ++i) {
+        TensorIndex t = r.profile.residentAtPeak[i];
+        Value value = fg.getAllocatingValue(t);
+        os << llvm::formatv("    {0,10}  {1}  {2} ({3})\n",
+                            ::lms::formatBytes(g.tensor(t).bytes),
+                            fg.getTensorName(t), value.getType(),
+                            locationString(value.getLoc()));
+      }
+      os << "  host memory peak: " << ::lms::formatBytes(r.profile.hostPeakBytes)
+         << "\n";
+      if (r.minFeasibleOp >= 0)
+        os << "  smallest feasible budget: "
+           << ::lms::formatBytes(r.minFeasibleBytes) << " ("
+           << r.minFeasibleBytes << " bytes, op " << r.minFeasibleOp << " '"
+           << fg.getOp(r.minFeasibleOp)->getName() << "')\n";
+      if (r.hasLMSOps()) {
+        os << "  lms ops: " << r.swapOuts << " swap-out, " << r.swapWaits
+           << " swap-wait, " << r.swapIns << " swap-in, " << r.recomputes
+           << " recompute\n";
+        if (r.strippedGraph)
+          os << "  peak without LMS: "
+             << ::lms::formatBytes(r.strippedProfile.peakBytes) << " ("
+             << r.strippedProfile.peakBytes << " bytes)\n";
+      }
+      if (std::optional<uint64_t> bytes = r.budgetBytes())
+        os << "  budget: " << ::lms::formatBytes(*bytes) << " (" << *bytes
+           << " bytes): " << (r.profile.peakBytes <= *bytes ? "fits" : "exceeded")
+           << "\n";
+      os << "  estimated time on " << deviceSpec.name << ": "
+         << ::lms::formatSeconds(r.computeSeconds) << " of compute over "
+         << g.numOps() << " ops";
+      if (r.transferSeconds > 0)
+        os << ", " << ::lms::formatSeconds(r.transferSeconds)
+           << " of host transfers";
+      os << "\n";
+    }
+  }
+
+  void printJson(raw_ostream &os, const std::vector<FunctionReport> &reports) {
+    llvm::json::OStream json(os, 2);
+    json.object([&] {
+      json.attributeObject("device", [&] {
+        json.attribute("name", deviceSpec.name);
+        json.attribute("capacity_bytes", deviceSpec.capacityBytes);
+        json.attribute("peak_flops", deviceSpec.peakFlops);
+        json.attribute("memory_bandwidth", deviceSpec.memoryBandwidth);
+        json.attribute("h2d_bandwidth", deviceSpec.h2dBandwidth);
+        json.attribute("d2h_bandwidth", deviceSpec.d2hBandwidth);
+      });
+      json.attribute("alignment", static_cast<uint64_t>(alignment));
+      json.attributeArray("functions", [&] {
+        for (const FunctionReport &r : reports)
+          printJsonFunction(json, r);
+      });
+    });
+    os << "\n";
+  }
+
+  void printJsonFunction(llvm::json::OStream &json, const FunctionReport &r) {
+    const FunctionGraph &fg = *r.graph;
+    const ::lms::Graph &g = fg.getGraph();
+    json.object([&] {
+      json.attribute("name", r.name);
+      json.attribute("num_ops", static_cast<uint64_t>(g.numOps()));
+      json.attribute("peak_bytes", r.profile.peakBytes);
+      json.attribute("host_peak_bytes", r.profile.hostPeakBytes);
+      json.attribute("min_feasible_bytes", r.minFeasibleBytes);
+      if (r.profile.peakOp >= 0) {
+        Operation *op = fg.getOp(r.profile.peakOp);
+        json.attributeObject("peak_op", [&] {
+          json.attribute("index", static_cast<int64_t>(r.profile.peakOp));
+          json.attribute("name", op->getName().getStringRef());
+          json.attribute("loc", locationString(op->getLoc()));
+        });
+      } else {
+        json.attribute("peak_op", nullptr);
+      }
+      json.attributeArray("live_at_peak", [&] {
+        size_t shown = std::min<size_t>(top, r.profile.residentAtPeak.size());
+        for (size_t i = 0; i < shown; ++i) {
+          TensorIndex t = r.profile.residentAtPeak[i];
+          json.object([&] {
+            json.attribute("value", fg.getTensorName(t));
+            json.attribute("bytes", g.tensor(t).bytes);
+            json.attribute("loc",
+                           locationString(fg.getAllocatingValue(t).getLoc()));
+          });
+        }
+      });
+      json.attribute("flops", r.flops);
+      json.attribute("estimated_compute_s", r.computeSeconds);
+      json.attribute("estimated_transfer_s", r.transferSeconds);
+      if (std::optional<uint64_t> bytes = r.budgetBytes())
+        json.attribute("budget_bytes", *bytes);
+      json.attributeObject("lms_ops", [&] {
+        json.attribute("swap_out", static_cast<int64_t>(r.swapOuts));
+        json.attribute("swap_wait", static_cast<int64_t>(r.swapWaits));
+        json.attribute("swap_in", static_cast<int64_t>(r.swapIns));
+        json.attribute("recompute", static_cast<int64_t>(r.recomputes));
+      });
+      if (r.strippedGraph)
+        json.attribute("peak_bytes_without_lms", r.strippedProfile.peakBytes);
+      json.attributeArray("timeline", [&] {
+        for (auto [index, memory] : r.profile.computeSteps)
+          json.object([&] {
+            json.attribute("index", static_cast<int64_t>(index));
+            json.attribute("name", g.op(index).name);
+            json.attribute("before", memory.before);
+            json.attribute("live_bytes", memory.during);
+            json.attribute("after", memory.after);
+          });
+      });
+    });
+  }
+
+  void printSvg(raw_ostream &os, const std::vector<FunctionReport> &reports) {
+    std::vector<::lms::Chart> charts;
+    for (const FunctionReport &r : reports) {
+      const FunctionGraph &fg = *r.graph;
+      const ::lms::Graph &g = fg.getGraph();
+      ::lms::Chart chart;
+      chart.title = "@" + r.name + " on " + deviceSpec.name;
+      chart.budget = r.budgetBytes();
+      if (r.strippedGraph) {
+        // x is the index among the ops that are not lms ops, so that the
+        // curves with and without LMS line up.
+        ::lms::ChartSeries without{"without LMS", "#1f77b4", {}};
+        for (auto [index, memory] : r.strippedProfile.computeSteps)
+          without.points.push_back({static_cast<double>(index), memory.during});
+        chart.series.push_back(std::move(without));
+        ::lms::ChartSeries with{"with LMS", "#ff7f0e", {}};
+        int64_t plain = 0;
+        for (auto [index, memory] : r.profile.computeSteps) {
+          Operation *op = fg.getOp(index);
+          bool isLMS = isa<LMSDialect>(op->getDialect());
+          double x = isLMS ? plain - 0.5 : plain;
+          with.points.push_back({x, memory.during});
+          if (!isLMS) {
+            ++plain;
+            continue;
+          }
+          ::lms::ChartMarker marker;
+          marker.x = x;
+          std::string what;
+          if (auto swapOut = dyn_cast<SwapOutOp>(op)) {
+            marker.kind = ::lms::ChartMarker::SwapOut;
+            what = "swap-out of " + fg.getValueName(swapOut.getSource());
+          } else if (auto wait = dyn_cast<SwapWaitOp>(op)) {
+            marker.kind = ::lms::ChartMarker::SwapWait;
+            what = "swap wait of " + fg.getValueName(wait.getHandle());
+          } else if (auto swapIn = dyn_cast<SwapInOp>(op)) {
+            marker.kind = ::lms::ChartMarker::SwapIn;
+            what = "swap-in of " + fg.getValueName(swapIn.getHandle());
+          } else if (isa<RecomputeOp>(op)) {
+            marker.kind = ::lms::ChartMarker::Recompute;
+            what = "recompute";
+          } else {
+            continue;
+          }
+          marker.label = what + " (" + locationString(op->getLoc()) + ")";
+          chart.markers.push_back(std::move(marker));
+        }
+        chart.series.push_back(std::move(with));
+      } else {
+        ::lms::ChartSeries series{"live device bytes", "#1f77b4", {}};
+        for (auto [index, memory] : r.profile.computeSteps)
+          series.points.push_back({static_cast<double>(index), memory.during});
+        chart.series.push_back(std::move(series));
+      }
+      (void)g;
+      charts.push_back(std::move(chart));
+    }
+    os << ::lms::renderSvg(charts);
+  }
+
+  ::lms::DeviceSpec deviceSpec;
+};
+
+} // namespace
