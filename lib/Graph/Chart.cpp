@@ -111,6 +111,7 @@ void renderOne(llvm::raw_ostream &os, const Chart &chart, int yOffset) {
                       left, yOffset + top, plotW, plotH);
 
   // Curves as steps: each point holds until the next x.
+  int seriesIndex = 0;
   for (const ChartSeries &series : chart.series) {
     if (series.points.empty())
       continue;
@@ -136,9 +137,10 @@ void renderOne(llvm::raw_ostream &os, const Chart &chart, int yOffset) {
     os << llvm::formatv("<text x=\"{0:F1}\" y=\"{1:F1}\" fill=\"{2}\" "
                         "font-weight=\"bold\">peak {3} at op {4}</text>\n",
                         std::min(px(peak->first) + 6, left + plotW - 190),
-                        py(peak->second) - 6, series.color,
+                        py(peak->second) - 6 + 15 * seriesIndex, series.color,
                         escape(formatBytes(peak->second)),
                         static_cast<int64_t>(peak->first));
+    ++seriesIndex;
   }
   // The budget.
   if (chart.budget) {

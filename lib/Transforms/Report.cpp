@@ -169,11 +169,19 @@ struct LMSReportMemoryPass
     OwningOpRef<ModuleOp> stripped;
     bool anyLMS = false;
     module.walk([&](Operation *op) {
-      if (isa<LMSDialect>(op->getDialect()))
+      if (isa_and_nonnull<LMSDialect>(op->getDialect()))
         anyLMS = true;
     });
     if (anyLMS) {
+      // Clone, remember which clone is which op (the walks visit both in the
+      // same order), then strip: ops that are not lms ops survive stripping.
       stripped = module.clone();
+      SmallVector<Operation *> originals, clones;
+      module.walk([&](Operation *op) { originals.push_back(op); });
+      stripped->walk([&](Operation *op) { clones.push_back(op); });
+      for (auto [original, clone] : llvm::zip(originals, clones))
+        if (!isa_and_nonnull<LMSDialect>(original->getDialect()))
+          cloneOf[original] = clone;
       stripLMSOps(*stripped);
     }
 
@@ -405,16 +413,26 @@ struct LMSReportMemoryPass
           without.points.push_back({static_cast<double>(index), memory.during});
         chart.series.push_back(std::move(without));
         ::lms::ChartSeries with{"with LMS", "#ff7f0e", {}};
-        int64_t plain = 0;
+        // x of an op is the index of its copy in the program without LMS; an
+        // lms op sits half-way after the op before it.
+        double previous = -0.5;
         for (auto [index, memory] : r.profile.computeSteps) {
           Operation *op = fg.getOp(index);
-          bool isLMS = isa<LMSDialect>(op->getDialect());
-          double x = isLMS ? plain - 0.5 : plain;
-          with.points.push_back({x, memory.during});
+          bool isLMS = isa_and_nonnull<LMSDialect>(op->getDialect());
+          double x = previous + 0.5;
           if (!isLMS) {
-            ++plain;
-            continue;
+            auto clone = cloneOf.find(op);
+            std::optional<OpIndex> strippedIndex =
+                clone == cloneOf.end()
+                    ? std::nullopt
+                    : r.strippedGraph->lookupOp(clone->second);
+            x = strippedIndex ? static_cast<double>(*strippedIndex)
+                              : previous + 1;
+            previous = x;
           }
+          with.points.push_back({x, memory.during});
+          if (!isLMS)
+            continue;
           ::lms::ChartMarker marker;
           marker.x = x;
           std::string what;
@@ -450,6 +468,8 @@ struct LMSReportMemoryPass
   }
 
   ::lms::DeviceSpec deviceSpec;
+  /// Ops of the module (not lms ops) to their copies in the stripped module.
+  DenseMap<Operation *, Operation *> cloneOf;
 };
 
 } // namespace

@@ -1,0 +1,74 @@
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-report-memory -o /dev/null | FileCheck %s --check-prefix=TEXT
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-report-memory="format=json device=h200 top=2" -o /dev/null | FileCheck %s --check-prefix=JSON
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-report-memory="format=svg budget=75% file=%t.svg" -o /dev/null
+// RUN: FileCheck %s --check-prefix=SVG < %t.svg
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-report-memory | FileCheck %s --check-prefix=IR
+
+// COM: Two layers on 1 MiB tensors: the peak is where the first layer's
+// COM: output is allocated (tensor.empty) with the three arguments resident
+// COM: (4 MiB). The second matmul cannot write into %e2, which the exp
+// COM: reads later, so it needs a fourth buffer: the smallest feasible
+// COM: budget is its inputs and outputs, 4 MiB.
+
+// TEXT: @two_layers: peak 4.00 MiB (4194304 bytes) at op 0 'tensor.empty' ({{.*}}report-memory.mlir:[[# @LINE + 49]]:8)
+// TEXT-NEXT: live at the peak (largest 4 of 4):
+// TEXT-NEXT: 1.00 MiB  %arg0  tensor<512x512xf32> ({{.*}}report-memory.mlir:[[# @LINE + 46]]:
+// TEXT: host memory peak: 0 B
+// TEXT-NEXT: smallest feasible budget: 4.00 MiB (4194304 bytes, op 3 'linalg.matmul')
+// TEXT-NEXT: estimated time on v100-16g: {{.*}} of compute over 6 ops
+// TEXT-LABEL: @unknown_ops: peak 112 B (112 bytes) at op 0 'mhlo.thing'
+
+// JSON: "device": {
+// JSON-NEXT: "name": "h200",
+// JSON-NEXT: "capacity_bytes": 141000000000,
+// JSON: "functions": [
+// JSON-NEXT: {
+// JSON-NEXT: "name": "two_layers",
+// JSON-NEXT: "num_ops": 6,
+// JSON-NEXT: "peak_bytes": 4194304,
+// JSON-NEXT: "host_peak_bytes": 0,
+// JSON-NEXT: "min_feasible_bytes": 4194304,
+// JSON-NEXT: "peak_op": {
+// JSON-NEXT: "index": 0,
+// JSON-NEXT: "name": "tensor.empty",
+// JSON-NEXT: "loc": "{{.*}}report-memory.mlir:[[# @LINE + 28]]:8"
+// JSON: "live_at_peak": [
+// JSON-NEXT: {
+// JSON-NEXT: "value": "%arg0",
+// JSON-NEXT: "bytes": 1048576,
+// JSON: "value": "%arg1",
+// JSON-NOT: "value"
+// COM: 2 x 512^3 per matmul, one per element for the exp.
+// JSON: "flops": 537133056,
+// JSON: "timeline": [
+// JSON-NEXT: {
+// JSON-NEXT: "index": 0,
+// JSON-NEXT: "name": "tensor.empty",
+// JSON-NEXT: "before": 3145728,
+// JSON-NEXT: "live_bytes": 4194304,
+// JSON-NEXT: "after": 4194304
+// JSON: "name": "unknown_ops",
+
+// SVG: <svg xmlns="http://www.w3.org/2000/svg"
+// SVG: @two_layers on v100-16g
+// SVG: peak 4.00 MiB at op 0
+// SVG: budget 3.00 MiB
+// SVG: @unknown_ops on v100-16g
+
+// COM: The report leaves the IR as it is.
+// IR: func.func @two_layers
+// IR: linalg.matmul
+func.func @two_layers(%x: tensor<512x512xf32>, %w1: tensor<512x512xf32>, %w2: tensor<512x512xf32>) -> tensor<512x512xf32> {
+  %e = tensor.empty() : tensor<512x512xf32>
+  %h = linalg.matmul ins(%x, %w1 : tensor<512x512xf32>, tensor<512x512xf32>) outs(%e : tensor<512x512xf32>) -> tensor<512x512xf32>
+  %e2 = tensor.empty() : tensor<512x512xf32>
+  %y = linalg.matmul ins(%h, %w2 : tensor<512x512xf32>, tensor<512x512xf32>) outs(%e2 : tensor<512x512xf32>) -> tensor<512x512xf32>
+  %z = linalg.exp ins(%y : tensor<512x512xf32>) outs(%e2 : tensor<512x512xf32>) -> tensor<512x512xf32>
+  return %z : tensor<512x512xf32>
+}
+
+// COM: Regression: ops of unregistered dialects have no dialect object.
+func.func @unknown_ops(%a: tensor<16xf32>) -> tensor<8xf32> {
+  %r:2 = "mhlo.thing"(%a) : (tensor<16xf32>) -> (tensor<4xf32>, tensor<8xf32>)
+  return %r#1 : tensor<8xf32>
+}
