@@ -10,3 +10,10 @@ config.suffixes = []
 config.test_exec_root = os.path.join(config.lms_obj_root, "unittests")
 config.test_source_root = config.test_exec_root
 config.test_format = lit.formats.GoogleTest(".", "Tests")
+
+# A missing unit-test binary must fail the run, not pass silently.
+_found = [f for _, _, files in os.walk(config.test_exec_root)
+          for f in files if f.endswith("Tests")]
+if not _found:
+    lit_config.fatal("no GoogleTest binaries under %s: build the "
+                     "LMSUnitTests target first" % config.test_exec_root)
