@@ -56,6 +56,8 @@ struct Tensor {
   /// The op that allocates it, or kEntry for arguments.
   OpIndex producer = kEntry;
   MemorySpace space = MemorySpace::Device;
+  /// Rank of the tensor when known (-1 otherwise); TFLMS skips rank <= 1.
+  int rank = -1;
   /// Live until the end of the schedule (returned values, or arguments that
   /// an option keeps resident).
   bool liveOut = false;
