@@ -351,6 +351,7 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
         inputs.push_back(*t);
 
     SmallVector<TensorIndex, 2> outputs;
+    SmallVector<TensorIndex, 1> updates;
     OpKind kind = OpKind::Compute;
     auto allocate = [&](Value result, MemorySpace space,
                         std::optional<uint64_t> knownBytes) -> LogicalResult {
@@ -413,6 +414,7 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
           std::optional<TensorIndex> buffer = fg.lookupBuffer(init);
           if (buffer && writable[*buffer] && bufferLastUse[*buffer] <= index) {
             addAlias(result, *buffer, index);
+            updates.push_back(*buffer);
             continue;
           }
         } else {
@@ -457,6 +459,9 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
     OpIndex added = graph.addOp(op.getName().getStringRef().str(), inputs,
                                 outputs, cost, kind);
     graph.setTransientBytes(added, transient);
+    for (TensorIndex t : updates)
+      if (llvm::is_contained(graph.op(added).inputs, t))
+        graph.addUpdate(added, t);
 
     // Inside a region, what the terminator yields becomes the enclosing op's
     // results, which the enclosing graph counts for the whole op.

@@ -173,6 +173,8 @@ SwappedGraph lms::applySwapPlan(const Graph &graph, const SwapPlan &plan) {
         g.addOp(original.name, inputs, original.outputs, original.cost,
                 original.kind);
     g.setTransientBytes(added, original.transientBytes);
+    for (TensorIndex t : original.updates)
+      g.addUpdate(added, versionAt(t, op));
     result.originalOp.push_back(op);
   }
   emitPosition(numOps);

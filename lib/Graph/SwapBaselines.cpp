@@ -105,11 +105,17 @@ SwapPlan tflmsPlan(const Graph &graph, const Timing &timing,
         tensor.bytes == 0 || tensor.users.empty() ||
         (tensor.rank >= 0 && tensor.rank <= 1))
       continue;
+    // The level of the value's last writer (its producer, or the last op
+    // that updated it in place).
     int producerLevel = tensor.producer >= 0 ? level[tensor.producer] : 0;
-    // Far consumers in schedule order, grouped.
+    for (OpIndex user : tensor.users)
+      if (llvm::is_contained(graph.op(user).updates, t))
+        producerLevel = std::max(producerLevel, level[user]);
+    // Far consumers in schedule order, grouped (writers are not consumers).
     std::vector<OpIndex> far;
     for (OpIndex user : tensor.users)
-      if (level[user] - producerLevel > threshold)
+      if (level[user] - producerLevel > threshold &&
+          !llvm::is_contained(graph.op(user).updates, t))
         far.push_back(user);
     size_t i = 0;
     while (i < far.size()) {
@@ -159,17 +165,22 @@ llvm::Expected<SwapResult> lms::planSwapsTFLMS(const Graph &graph,
                                                uint64_t budget,
                                                const SwapOptions &options) {
   Timing timing(graph, device);
+  // Levels follow the data: an op is one level above the op that last wrote
+  // each of its inputs (allocation or in-place update).
   std::vector<int> level(graph.numOps(), 0);
+  std::vector<int> writtenAt(graph.numTensors(), -1);
   int maxLevel = 0;
   for (OpIndex i = 0; i < static_cast<OpIndex>(graph.numOps()); ++i) {
+    const Op &op = graph.op(i);
     int l = 0;
-    for (TensorIndex t : graph.op(i).inputs) {
-      OpIndex producer = graph.tensor(t).producer;
-      if (producer >= 0)
-        l = std::max(l, level[producer] + 1);
-    }
+    for (TensorIndex t : op.inputs)
+      l = std::max(l, writtenAt[t] + 1);
     level[i] = l;
     maxLevel = std::max(maxLevel, l);
+    for (TensorIndex t : op.outputs)
+      writtenAt[t] = l;
+    for (TensorIndex t : op.updates)
+      writtenAt[t] = l;
   }
   auto peakOf = [&](int threshold, int ahead, int groupby) {
     SwapPlan plan =

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LMS/InitLMS.h"
+#include "LMS/Transforms/GlobalOptions.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -16,6 +17,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::lms::registerLMSPasses();
+  mlir::lms::registerLMSGlobalOptions();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

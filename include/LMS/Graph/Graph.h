@@ -73,6 +73,9 @@ struct Op {
   llvm::SmallVector<TensorIndex, 4> inputs;
   /// Buffers the op allocates.
   llvm::SmallVector<TensorIndex, 2> outputs;
+  /// Inputs the op writes in place (a subset of `inputs`): their contents
+  /// after the op are its results.
+  llvm::SmallVector<TensorIndex, 1> updates;
   OpCost cost;
   /// Extra device bytes needed only while the op runs (the peak inside an op
   /// with regions, or inside a callee).
@@ -96,6 +99,8 @@ public:
   void setLiveOut(TensorIndex t, bool liveOut = true) {
     tensors[t].liveOut = liveOut;
   }
+  /// Records that `op` writes input `t` in place.
+  void addUpdate(OpIndex op, TensorIndex t) { ops[op].updates.push_back(t); }
   void setTransientBytes(OpIndex op, uint64_t bytes) {
     ops[op].transientBytes = bytes;
   }

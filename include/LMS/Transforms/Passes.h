@@ -7,6 +7,8 @@
 #ifndef LMS_TRANSFORMS_PASSES_H
 #define LMS_TRANSFORMS_PASSES_H
 
+#include "LMS/Dialect/LMS/IR/LMSDialect.h"
+
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {

@@ -143,4 +143,104 @@ def LMSReportMemory : Pass<"lms-report-memory", "ModuleOp"> {
   ];
 }
 
+def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
+  let summary = "Offload tensors to host memory so that every function fits "
+                "a device-memory budget";
+  let description = [{
+    Plans and inserts `lms.swap_out` / `lms.swap_wait` / `lms.swap_in` so that
+    the peak device memory of every function (as the memory analysis measures
+    it) is at most the budget, with the least stall the planner can find under
+    the device model.
+
+    For each gap in a tensor's uses, the tensor can be copied to the host
+    after its last use before the gap, released where the program waits for
+    that copy, and copied back before its next use; the later uses read the
+    copy. The planner works on the op at the peak: among the tensors live
+    across it, it offloads the one that releases the most bytes for the least
+    estimated stall, with the release placed where the copy-out has finished
+    behind compute and the prefetch where the copy-in finishes before the
+    next use (compute in between covers the copy time), or closer to the peak
+    with the stall accounted when the budget demands it. It then drops
+    offloads that are not needed, reuses host copies of unchanged values and
+    refines the prefetch and release points by simulating the step (compute
+    stream, one copy stream each way). A tensor may be offloaded over several
+    gaps; function arguments are candidates too.
+
+    Input (budget 3 MiB; every tensor is 1 MiB):
+
+    ```mlir
+    func.func @f(%x: tensor<512x512xf32>, %w: tensor<512x512xf32>) -> tensor<512x512xf32> {
+      %a = linalg.matmul ins(%x, %w ...) outs(...)
+      ...   // ops that do not read %x
+      %d = linalg.add ins(%x, %c ...) outs(...)
+    ```
+
+    Output:
+
+    ```mlir
+      %a = linalg.matmul ins(%x, %w ...) outs(...)
+      %h = lms.swap_out %x : tensor<512x512xf32> -> !lms.host<tensor<512x512xf32>>
+      ...
+      lms.swap_wait %h : !lms.host<tensor<512x512xf32>>
+      ...
+      %x1 = lms.swap_in %h : !lms.host<tensor<512x512xf32>> -> tensor<512x512xf32>
+      ...
+      %d = linalg.add ins(%x1, %c ...) outs(...)
+    ```
+
+    The budget comes from a function's `lms.budget` attribute, else this
+    pass's `budget=` option, else `--lms-budget`, else the device's capacity.
+    Sizes take units (`B`, `KB`, `KiB`, `MB`, `MiB`, `GB`, `GiB`) or a
+    percentage of the function's peak without LMS (`60%`). A function that
+    already fits is left unchanged (running the pass twice adds nothing).
+    When no plan can fit (an op's operands and results alone exceed the
+    budget), the pass fails with an error at that op naming the smallest
+    feasible budget.
+
+    `planner=tflms` and `planner=swap-all` run the baselines of the
+    benchmark instead: TFLMS v2's rules with its auto-tuning, and offloading
+    every tensor over every gap.
+  }];
+  let options = [
+    Option<"budget", "budget", "std::string", "\"\"",
+           "Device-memory budget (bytes with a unit, or a percentage of the "
+           "peak); wins over --lms-budget">,
+    Option<"device", "device", "std::string", "\"\"",
+           "Device preset of the cost model (default: the module's DLTI "
+           "spec, else v100-16g)">,
+    Option<"planner", "planner", "std::string", "\"lms\"",
+           "Planner: lms (default), tflms (TFLMS v2 baseline) or swap-all">,
+    Option<"alignment", "alignment", "uint64_t", "1",
+           "Round every buffer up to this many bytes">,
+    Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
+           "Upper bound (a size such as 64MiB) for values of dynamic shape "
+           "without an 'lms.max_bytes' attribute">,
+    Option<"swapoutThreshold", "swapout-threshold", "int", "-1",
+           "Offload a tensor only over gaps of more than this many ops "
+           "(TFLMS's threshold; -1: automatic)">,
+    Option<"swapinAhead", "swapin-ahead", "int", "-1",
+           "Prefetch exactly this many ops before the next use (TFLMS's "
+           "ahead; -1: from the copy time)">,
+    Option<"swapinGroupby", "swapin-groupby", "int", "-1",
+           "Uses closer than this many ops share one swap-in (TFLMS's "
+           "groupby; -1: automatic)">,
+    Option<"printStatistics", "stats", "bool", "false",
+           "Print the statistics below to stderr (Debian's LLVM is built "
+           "without statistics, so -mlir-pass-statistics shows none)">,
+  ];
+  let statistics = [
+    Statistic<"numTensorsSwapped", "tensors-swapped",
+              "Number of distinct tensors offloaded">,
+    Statistic<"numSwapOuts", "swap-outs", "Number of lms.swap_out inserted">,
+    Statistic<"numSwapIns", "swap-ins", "Number of lms.swap_in inserted">,
+    Statistic<"bytesToHost", "bytes-to-host",
+              "Bytes copied from device to host">,
+    Statistic<"bytesToDevice", "bytes-to-device",
+              "Bytes copied from host to device">,
+    Statistic<"stallMicroseconds", "estimated-stall-us",
+              "Estimated stall of the compute stream, in microseconds">,
+  ];
+  let dependentDialects = ["::mlir::lms::LMSDialect"];
+}
+
 #endif // LMS_TRANSFORMS_PASSES_TD

@@ -1,0 +1,48 @@
+//===- SwapCandidates.h - Which buffers the IR can offload ------*- C++ -*-===//
+//
+// A buffer of the graph can be offloaded over a gap in its uses when the IR
+// can express it: exactly one SSA value of the buffer (a ranked tensor)
+// that is defined before the gap is read after it. That value is what
+// `lms.swap_out` copies and what the later uses then read from `lms.swap_in`.
+// Values of the same buffer read after two gaps are the same value when they
+// are the same SSA value: the second offload may reuse the first host copy.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMS_ANALYSIS_SWAPCANDIDATES_H
+#define LMS_ANALYSIS_SWAPCANDIDATES_H
+
+#include "LMS/Analysis/FunctionGraph.h"
+
+#include <vector>
+
+namespace mlir {
+namespace lms {
+
+class SwapCandidates {
+public:
+  explicit SwapCandidates(const FunctionGraph &graph);
+
+  /// The id of the value read after the gap (a, b) of buffer t, or -1 when
+  /// the IR cannot offload it there. Usable as SwapOptions::valueAfterGap.
+  int valueAfterGap(::lms::TensorIndex t, ::lms::OpIndex a,
+                    ::lms::OpIndex b) const;
+
+  /// The SSA value of an id returned by valueAfterGap.
+  Value getValue(int id) const { return values[id].value; }
+
+private:
+  struct Alias {
+    Value value;
+    ::lms::OpIndex def;     ///< op that defines it (kEntry: an argument)
+    ::lms::OpIndex lastUse; ///< last top-level op that reads it
+  };
+  std::vector<Alias> values;
+  /// Aliases of each buffer (indices into `values`).
+  std::vector<std::vector<int>> aliasesOf;
+};
+
+} // namespace lms
+} // namespace mlir
+
+#endif // LMS_ANALYSIS_SWAPCANDIDATES_H

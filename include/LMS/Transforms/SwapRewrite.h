@@ -1,0 +1,26 @@
+//===- SwapRewrite.h - Apply a swap plan to the IR --------------*- C++ -*-===//
+
+#ifndef LMS_TRANSFORMS_SWAPREWRITE_H
+#define LMS_TRANSFORMS_SWAPREWRITE_H
+
+#include "LMS/Analysis/FunctionGraph.h"
+#include "LMS/Analysis/SwapCandidates.h"
+#include "LMS/Graph/Swap.h"
+
+namespace mlir {
+namespace lms {
+
+/// Inserts the swap ops of `plan` (made on `graph`, whose gaps `candidates`
+/// allowed) into the function `graph` was built from, in the order
+/// `::lms::applySwapPlan` gives them, and makes the uses after each gap read
+/// the swapped-in value. A decision whose release point is its swap-out
+/// becomes a synchronous swap-out (no `lms.swap_wait`). After this, `graph`
+/// no longer describes the function.
+void rewriteWithSwaps(const FunctionGraph &graph,
+                      const SwapCandidates &candidates,
+                      const ::lms::SwapPlan &plan);
+
+} // namespace lms
+} // namespace mlir
+
+#endif // LMS_TRANSFORMS_SWAPREWRITE_H

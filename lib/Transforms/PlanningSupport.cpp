@@ -1,0 +1,100 @@
+//===- PlanningSupport.cpp - What the planning passes share ---------------===//
+
+#include "LMS/Transforms/PlanningSupport.h"
+#include "LMS/Analysis/Options.h"
+#include "LMS/Dialect/LMS/IR/LMSOps.h"
+#include "LMS/Graph/Memory.h"
+#include "LMS/Graph/Units.h"
+#include "LMS/Transforms/Strip.h"
+
+#include "mlir/Interfaces/CallInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::lms;
+
+SmallVector<FunctionOpInterface>
+mlir::lms::functionsCalleesFirst(ModuleOp module) {
+  SmallVector<FunctionOpInterface> order;
+  DenseSet<Operation *> visited;
+  SymbolTableCollection symbols;
+  std::function<void(FunctionOpInterface)> visit =
+      [&](FunctionOpInterface func) {
+        if (!visited.insert(func).second)
+          return;
+        func.walk([&](CallOpInterface call) {
+          if (auto callee = dyn_cast_or_null<FunctionOpInterface>(
+                  call.resolveCallableInTable(&symbols)))
+            if (!callee.isExternal())
+              visit(callee);
+        });
+        order.push_back(func);
+      };
+  for (auto func : module.getOps<FunctionOpInterface>())
+    if (!func.isExternal())
+      visit(func);
+  return order;
+}
+
+/// The peak of `func` without LMS ops: of a stripped copy when it has some.
+static FailureOr<uint64_t> peakWithoutLMS(FunctionOpInterface func,
+                                          const GraphOptions &options,
+                                          const FunctionGraph &graph) {
+  bool hasLMS = false;
+  func.walk([&](Operation *op) {
+    hasLMS |= isa_and_nonnull<LMSDialect>(op->getDialect());
+  });
+  if (!hasLMS)
+    return ::lms::evaluateSchedule(graph.getGraph(),
+                                   ::lms::EvalOptions{/*recordSteps=*/false})
+        .peakBytes;
+  // A stripped copy next to the function, so that its calls still resolve.
+  OpBuilder builder(func);
+  builder.setInsertionPointAfter(func);
+  Operation *copy = builder.clone(*func);
+  copy->setAttr(SymbolTable::getSymbolAttrName(),
+                builder.getStringAttr("__lms_reference_" +
+                                      func.getName().str()));
+  stripLMSOps(copy);
+  FailureOr<FunctionGraph> stripped = FunctionGraph::build(copy, options);
+  FailureOr<uint64_t> peak = failure();
+  if (succeeded(stripped))
+    peak = ::lms::evaluateSchedule(stripped->getGraph(),
+                                   ::lms::EvalOptions{/*recordSteps=*/false})
+               .peakBytes;
+  copy->erase();
+  return peak;
+}
+
+FailureOr<uint64_t> mlir::lms::resolveBudgetBytes(
+    FunctionOpInterface func, StringRef option, const ::lms::DeviceSpec &device,
+    const GraphOptions &graphOptions, const FunctionGraph &graph) {
+  FailureOr<std::optional<::lms::ByteSize>> size = getBudget(func, option);
+  if (failed(size))
+    return failure();
+  if (!*size)
+    return device.capacityBytes;
+  if (!(*size)->isPercent)
+    return (*size)->bytes;
+  FailureOr<uint64_t> peak = peakWithoutLMS(func, graphOptions, graph);
+  if (failed(peak))
+    return failure();
+  return (*size)->resolve(*peak);
+}
+
+LogicalResult mlir::lms::reportInfeasible(FunctionOpInterface func,
+                                          const FunctionGraph &graph,
+                                          uint64_t budget,
+                                          const ::lms::Infeasible &infeasible) {
+  Operation *at = infeasible.op >= 0 ? graph.getOp(infeasible.op)
+                                     : func.getOperation();
+  InFlightDiagnostic diag = emitError(at->getLoc());
+  diag << "budget " << ::lms::formatBytes(budget) << " (" << budget
+       << " bytes) is below the smallest feasible budget "
+       << ::lms::formatBytes(infeasible.smallestBudget) << " ("
+       << infeasible.smallestBudget << " bytes) ";
+  if (infeasible.op >= 0)
+    diag << "of this op: " << infeasible.reason;
+  else
+    diag << "of @" << func.getName() << ": " << infeasible.reason;
+  return diag;
+}
