@@ -111,6 +111,9 @@ int main(int argc, char **argv) {
                                 ::lms::OpIndex b) {
       return candidates.valueAfterGap(t, a, b);
     };
+    options.canReuseAfter = [&](::lms::TensorIndex t, ::lms::OpIndex a) {
+      return candidates.canReuseAfter(t, a);
+    };
     uint64_t peak = ::lms::evaluateSchedule(g).peakBytes;
     uint64_t smallest = ::lms::smallestSwapPeak(g, options).first;
     std::string model = llvm::sys::path::stem(path).str();

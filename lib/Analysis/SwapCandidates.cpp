@@ -5,6 +5,7 @@
 #include "mlir/IR/Block.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
 using namespace mlir;
 using namespace mlir::lms;
@@ -39,7 +40,15 @@ SwapCandidates::SwapCandidates(const FunctionGraph &graph) {
       continue;
     for (Value result : op.getResults())
       record(result, *index);
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+      for (OpOperand &init : dps.getDpsInitsMutable())
+        if (std::optional<TensorIndex> t = graph.lookupBuffer(init.get()))
+          initsAt.insert({*index, *t});
   }
+}
+
+bool SwapCandidates::canReuseAfter(TensorIndex t, OpIndex a) const {
+  return !initsAt.count({a, t});
 }
 
 int SwapCandidates::valueAfterGap(TensorIndex t, OpIndex a, OpIndex b) const {

@@ -62,7 +62,8 @@ int valueId(const SwapOptions &options, TensorIndex t, OpIndex a, OpIndex b) {
 
 /// Marks reuse of the previous decision's host copy where the value is the
 /// same, releasing those at their last use.
-void markReuse(SwapPlan &plan, const std::vector<int> &values) {
+void markReuse(SwapPlan &plan, const std::vector<int> &values,
+               const SwapOptions &options) {
   std::map<TensorIndex, int> lastValue;
   std::vector<size_t> order(plan.decisions.size());
   for (size_t i = 0; i < order.size(); ++i)
@@ -74,7 +75,8 @@ void markReuse(SwapPlan &plan, const std::vector<int> &values) {
   for (size_t i : order) {
     SwapDecision &d = plan.decisions[i];
     auto it = lastValue.find(d.tensor);
-    if (it != lastValue.end() && it->second == values[i]) {
+    if (it != lastValue.end() && it->second == values[i] &&
+        (!options.canReuseAfter || options.canReuseAfter(d.tensor, d.lastUse))) {
       d.reuseHostCopy = true;
       d.releaseAfter = d.lastUse;
     }
@@ -154,7 +156,7 @@ SwapPlan tflmsPlan(const Graph &graph, const Timing &timing,
       values.push_back(id);
     }
   }
-  markReuse(plan, values);
+  markReuse(plan, values, options);
   return plan;
 }
 
@@ -280,6 +282,6 @@ SwapResult lms::planSwapEverything(const Graph &graph,
       previous = use;
     }
   }
-  markReuse(plan, values);
+  markReuse(plan, values, options);
   return finish(graph, device, std::move(plan));
 }

@@ -202,6 +202,9 @@ public:
   /// The previous offloaded gap of the same tensor, if it holds the same
   /// value (its host copy can be reused).
   bool canReuse(size_t g) const {
+    if (options.canReuseAfter &&
+        !options.canReuseAfter(gaps[g].tensor, gaps[g].a))
+      return false;
     const std::vector<size_t> &list = gapsOfTensor.at(gaps[g].tensor);
     auto it = llvm::find(list, g);
     while (it != list.begin()) {
@@ -478,7 +481,9 @@ llvm::Expected<SwapResult> lms::planSwaps(const Graph &graph,
       Gap &gap = gaps[g];
       if (!gap.active)
         continue;
-      bool reuse = havePrevious && previousValue == gap.valueId;
+      bool reuse = havePrevious && previousValue == gap.valueId &&
+                   (!options.canReuseAfter ||
+                    options.canReuseAfter(gap.tensor, gap.a));
       if (reuse && !gap.reuse) {
         gap.reuse = true;
         memory.add(gap.a + 1, gap.r, -gap.bytes);

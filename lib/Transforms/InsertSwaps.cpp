@@ -104,6 +104,9 @@ struct LMSInsertSwapsPass
                                 ::lms::OpIndex b) {
       return candidates.valueAfterGap(t, a, b);
     };
+    options.canReuseAfter = [&](::lms::TensorIndex t, ::lms::OpIndex a) {
+      return candidates.canReuseAfter(t, a);
+    };
 
     ::lms::Infeasible infeasible;
     llvm::Expected<::lms::SwapResult> result = [&] {

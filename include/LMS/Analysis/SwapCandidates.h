@@ -14,6 +14,7 @@
 
 #include "LMS/Analysis/FunctionGraph.h"
 
+#include <set>
 #include <vector>
 
 namespace mlir {
@@ -28,6 +29,12 @@ public:
   int valueAfterGap(::lms::TensorIndex t, ::lms::OpIndex a,
                     ::lms::OpIndex b) const;
 
+  /// Whether an offload of buffer t after op `a` may reuse an earlier host
+  /// copy: not when `a` writes into an alias of t out of place (without the
+  /// later uses, it would write in place and keep the device copy alive).
+  /// Usable as SwapOptions::canReuseAfter.
+  bool canReuseAfter(::lms::TensorIndex t, ::lms::OpIndex a) const;
+
   /// The SSA value of an id returned by valueAfterGap.
   Value getValue(int id) const { return values[id].value; }
 
@@ -40,6 +47,8 @@ private:
   std::vector<Alias> values;
   /// Aliases of each buffer (indices into `values`).
   std::vector<std::vector<int>> aliasesOf;
+  /// (op, buffer) pairs where the op has a destination operand in the buffer.
+  std::set<std::pair<::lms::OpIndex, ::lms::TensorIndex>> initsAt;
 };
 
 } // namespace lms

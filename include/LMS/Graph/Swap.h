@@ -119,6 +119,11 @@ struct SwapOptions {
   /// value, so the second may reuse the first's host copy. Null: every gap
   /// can be offloaded and every tensor holds one value (SSA graphs).
   std::function<int(TensorIndex, OpIndex, OpIndex)> valueAfterGap;
+  /// Whether an offload of tensor t over a gap that starts after op `a` may
+  /// reuse an earlier host copy. Reuse makes `a` the last use of the device
+  /// copy, which must not change what `a` does (an op that writes into an
+  /// alias of t out of place would then write in place). Null: always.
+  std::function<bool(TensorIndex, OpIndex)> canReuseAfter;
 };
 
 /// What a planner produced.
