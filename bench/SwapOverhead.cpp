@@ -84,6 +84,8 @@ int main(int argc, char **argv) {
   llvm::outs() << "| model | device | budget | LMS | TFLMS v2 | swap everything "
                   "| LMS plan s |\n|---|---|---|---|---|---|---|\n";
   int lmsBetterOrEqual = 0, tflmsFits = 0, lmsOnly = 0, cases = 0;
+  std::string summary = "\n| model | ops | peak | smallest feasible budget |\n"
+                        "|---|---|---|---|\n";
   for (const std::string &path : inputs) {
     llvm::SourceMgr sourceMgr;
     OwningOpRef<ModuleOp> module =
@@ -117,6 +119,11 @@ int main(int argc, char **argv) {
     uint64_t peak = ::lms::evaluateSchedule(g).peakBytes;
     uint64_t smallest = ::lms::smallestSwapPeak(g, options).first;
     std::string model = llvm::sys::path::stem(path).str();
+    summary += llvm::formatv("| {0} | {1} | {2} | {3} ({4:P0} of the peak) |\n",
+                             model, g.numOps(), ::lms::formatBytes(peak),
+                             ::lms::formatBytes(smallest),
+                             peak ? static_cast<double>(smallest) / peak : 0.0)
+                   .str();
     for (const std::string &preset : presets) {
       std::optional<::lms::DeviceSpec> device =
           ::lms::lookupDevicePreset(preset);
@@ -190,6 +197,7 @@ int main(int argc, char **argv) {
       }
     }
   }
+  llvm::outs() << summary;
   llvm::outs() << llvm::formatv(
       "\n{0} cases; TFLMS fits {1}; LMS at most TFLMS's overhead in {2} of "
       "those; LMS fits {3} budgets TFLMS cannot.\n",

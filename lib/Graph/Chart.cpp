@@ -150,7 +150,7 @@ void renderOne(llvm::raw_ostream &os, const Chart &chart, int yOffset) {
                         left, py(*chart.budget), left + plotW);
     os << llvm::formatv("<text x=\"{0:F1}\" y=\"{1:F1}\" text-anchor=\"end\" "
                         "fill=\"#d62728\">budget {2}</text>\n",
-                        left + plotW - 4, py(*chart.budget) - 5,
+                        left + plotW - 4, py(*chart.budget) + 15,
                         escape(formatBytes(*chart.budget)));
   }
   // Markers along the bottom of the plot.

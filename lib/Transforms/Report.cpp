@@ -9,6 +9,8 @@
 #include "LMS/Analysis/DeviceModel.h"
 #include "LMS/Analysis/MemoryAnalysis.h"
 #include "LMS/Analysis/Options.h"
+#include "LMS/Analysis/SwapCandidates.h"
+#include "LMS/Graph/Swap.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "LMS/Graph/Chart.h"
 #include "LMS/Graph/Units.h"
@@ -123,8 +125,7 @@ struct FunctionReport {
   ::lms::MemoryProfile profile;
   uint64_t minFeasibleBytes = 0;
   OpIndex minFeasibleOp = -1;
-  double computeSeconds = 0;
-  double transferSeconds = 0;
+  ::lms::Timeline timeline;
   double flops = 0;
   unsigned swapOuts = 0, swapWaits = 0, swapIns = 0, recomputes = 0;
   std::optional<::lms::ByteSize> budget;
@@ -227,28 +228,20 @@ struct LMSReportMemoryPass
     report.graph.emplace(std::move(*graph));
     const ::lms::Graph &g = report.graph->getGraph();
     report.profile = ::lms::evaluateSchedule(g);
+    // The smallest budget --lms-insert-swaps can meet on this function.
+    SwapCandidates candidates(*report.graph);
+    ::lms::SwapOptions swapOptions;
+    swapOptions.valueAfterGap = [&](TensorIndex t, OpIndex a, OpIndex b) {
+      return candidates.valueAfterGap(t, a, b);
+    };
     std::tie(report.minFeasibleBytes, report.minFeasibleOp) =
-        ::lms::minimumFeasibleBytes(g);
+        ::lms::smallestSwapPeak(g, swapOptions);
+    report.timeline = ::lms::simulate(g, deviceSpec);
     for (const ::lms::Op &op : g.getOps()) {
       report.flops += op.cost.flops;
-      switch (op.kind) {
-      case ::lms::OpKind::Compute:
-        report.computeSeconds += deviceSpec.computeSeconds(op.cost);
-        break;
-      case ::lms::OpKind::SwapOut:
-        ++report.swapOuts;
-        for (TensorIndex t : op.inputs)
-          report.transferSeconds += deviceSpec.d2hSeconds(g.tensor(t).bytes);
-        break;
-      case ::lms::OpKind::SwapIn:
-        ++report.swapIns;
-        for (TensorIndex t : op.outputs)
-          report.transferSeconds += deviceSpec.h2dSeconds(g.tensor(t).bytes);
-        break;
-      case ::lms::OpKind::SwapWait:
-        ++report.swapWaits;
-        break;
-      }
+      report.swapOuts += op.kind == ::lms::OpKind::SwapOut;
+      report.swapIns += op.kind == ::lms::OpKind::SwapIn;
+      report.swapWaits += op.kind == ::lms::OpKind::SwapWait;
     }
     func.walk([&](RecomputeOp) { ++report.recomputes; });
     if (stripped && report.hasLMSOps()) {
@@ -292,11 +285,14 @@ struct LMSReportMemoryPass
       }
       os << "  host memory peak: " << ::lms::formatBytes(r.profile.hostPeakBytes)
          << "\n";
+      os << "  smallest feasible budget: "
+         << ::lms::formatBytes(r.minFeasibleBytes) << " ("
+         << r.minFeasibleBytes << " bytes, ";
       if (r.minFeasibleOp >= 0)
-        os << "  smallest feasible budget: "
-           << ::lms::formatBytes(r.minFeasibleBytes) << " ("
-           << r.minFeasibleBytes << " bytes, op " << r.minFeasibleOp << " '"
+        os << "op " << r.minFeasibleOp << " '"
            << fg.getOp(r.minFeasibleOp)->getName() << "')\n";
+      else
+        os << "the arguments at entry)\n";
       if (r.hasLMSOps()) {
         os << "  lms ops: " << r.swapOuts << " swap-out, " << r.swapWaits
            << " swap-wait, " << r.swapIns << " swap-in, " << r.recomputes
@@ -310,13 +306,18 @@ struct LMSReportMemoryPass
         os << "  budget: " << ::lms::formatBytes(*bytes) << " (" << *bytes
            << " bytes): " << (r.profile.peakBytes <= *bytes ? "fits" : "exceeded")
            << "\n";
+      const ::lms::Timeline &tl = r.timeline;
       os << "  estimated time on " << deviceSpec.name << ": "
-         << ::lms::formatSeconds(r.computeSeconds) << " of compute over "
-         << g.numOps() << " ops";
-      if (r.transferSeconds > 0)
-        os << ", " << ::lms::formatSeconds(r.transferSeconds)
-           << " of host transfers";
-      os << "\n";
+         << ::lms::formatSeconds(tl.totalSeconds) << " over " << g.numOps()
+         << " ops (compute " << ::lms::formatSeconds(tl.computeSeconds);
+      if (tl.d2hBytes + tl.h2dBytes > 0)
+        os << ", stall " << ::lms::formatSeconds(tl.stallSeconds) << ": "
+           << llvm::formatv("{0:P1}", tl.computeSeconds > 0
+                                          ? tl.stallSeconds / tl.computeSeconds
+                                          : 0.0)
+           << " over unlimited memory; " << ::lms::formatBytes(tl.d2hBytes)
+           << " to host, " << ::lms::formatBytes(tl.h2dBytes) << " to device";
+      os << ")\n";
     }
   }
 
@@ -371,9 +372,14 @@ struct LMSReportMemoryPass
           });
         }
       });
+      json.attribute("min_feasible_op",
+                     static_cast<int64_t>(r.minFeasibleOp));
       json.attribute("flops", r.flops);
-      json.attribute("estimated_compute_s", r.computeSeconds);
-      json.attribute("estimated_transfer_s", r.transferSeconds);
+      json.attribute("estimated_time_s", r.timeline.totalSeconds);
+      json.attribute("estimated_compute_s", r.timeline.computeSeconds);
+      json.attribute("estimated_stall_s", r.timeline.stallSeconds);
+      json.attribute("d2h_bytes", r.timeline.d2hBytes);
+      json.attribute("h2d_bytes", r.timeline.h2dBytes);
       if (std::optional<uint64_t> bytes = r.budgetBytes())
         json.attribute("budget_bytes", *bytes);
       json.attributeObject("lms_ops", [&] {

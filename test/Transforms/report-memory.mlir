@@ -15,7 +15,7 @@
 // TEXT-NEXT: 1.00 MiB  %arg0  tensor<512x512xf32> ({{.*}}report-memory.mlir:[[# @LINE + 46]]:
 // TEXT: host memory peak: 0 B
 // TEXT-NEXT: smallest feasible budget: 4.00 MiB (4194304 bytes, op 3 'linalg.matmul')
-// TEXT-NEXT: estimated time on v100-16g: {{.*}} of compute over 6 ops
+// TEXT-NEXT: estimated time on v100-16g: {{.*}} over 6 ops (compute {{.*}})
 // TEXT-LABEL: @unknown_ops: peak 112 B (112 bytes) at op 0 'mhlo.thing'
 
 // JSON: "device": {

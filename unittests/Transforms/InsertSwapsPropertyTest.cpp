@@ -121,10 +121,12 @@ private:
                                        ValueRange{init});
       values.push_back(exp->getResult(0));
     } else {
-      // A view: the first half of a value.
+      // A view: the first half of a value (of at least 2 elements).
       Value source = pickValue();
       auto type = cast<RankedTensorType>(source.getType());
       int64_t half = type.getDimSize(0) / 2;
+      if (half == 0)
+        return;
       auto slice = tensor::ExtractSliceOp::create(
           builder, loc, source, ArrayRef<OpFoldResult>{builder.getIndexAttr(0)},
           ArrayRef<OpFoldResult>{builder.getIndexAttr(half)},
