@@ -28,12 +28,11 @@
 
 using namespace mlir;
 
-static llvm::cl::list<int64_t>
-    sizes("sizes", llvm::cl::desc("Function sizes in ops"),
-          llvm::cl::CommaSeparated);
-static llvm::cl::opt<std::string> jsonPath("json",
-                                           llvm::cl::desc("Write JSON here"),
-                                           llvm::cl::init(""));
+static llvm::cl::list<int64_t> sizes("sizes",
+                                     llvm::cl::desc("Function sizes in ops"),
+                                     llvm::cl::CommaSeparated);
+static llvm::cl::opt<std::string>
+    jsonPath("json", llvm::cl::desc("Write JSON here"), llvm::cl::init(""));
 static llvm::cl::opt<int> repeats("repeats",
                                   llvm::cl::desc("Timed runs per case"),
                                   llvm::cl::init(3));
@@ -109,8 +108,8 @@ int main(int argc, char **argv) {
         (void)live;
         bestTranslate = std::min(
             bestTranslate, std::chrono::duration<double>(t1 - t0).count());
-        bestEvaluate = std::min(
-            bestEvaluate, std::chrono::duration<double>(t2 - t1).count());
+        bestEvaluate = std::min(bestEvaluate,
+                                std::chrono::duration<double>(t2 - t1).count());
       }
       double total = bestTranslate + bestEvaluate;
       llvm::outs() << llvm::formatv(

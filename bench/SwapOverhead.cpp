@@ -38,16 +38,15 @@ using namespace mlir;
 static llvm::cl::list<std::string> inputs(llvm::cl::Positional,
                                           llvm::cl::desc("<model.mlir>..."),
                                           llvm::cl::OneOrMore);
-static llvm::cl::list<std::string>
-    presets("presets", llvm::cl::desc("Device presets"),
-            llvm::cl::CommaSeparated);
+static llvm::cl::list<std::string> presets("presets",
+                                           llvm::cl::desc("Device presets"),
+                                           llvm::cl::CommaSeparated);
 static llvm::cl::list<double> budgets("budgets",
                                       llvm::cl::desc("Budgets, fractions of "
                                                      "the peak"),
                                       llvm::cl::CommaSeparated);
-static llvm::cl::opt<std::string> jsonPath("json",
-                                           llvm::cl::desc("Write JSON here"),
-                                           llvm::cl::init(""));
+static llvm::cl::opt<std::string>
+    jsonPath("json", llvm::cl::desc("Write JSON here"), llvm::cl::init(""));
 
 namespace {
 struct Outcome {
@@ -81,8 +80,9 @@ int main(int argc, char **argv) {
   context.allowUnregisteredDialects();
 
   llvm::json::Array rows;
-  llvm::outs() << "| model | device | budget | LMS | TFLMS v2 | swap everything "
-                  "| LMS plan s |\n|---|---|---|---|---|---|---|\n";
+  llvm::outs()
+      << "| model | device | budget | LMS | TFLMS v2 | swap everything "
+         "| LMS plan s |\n|---|---|---|---|---|---|---|\n";
   int lmsBetterOrEqual = 0, tflmsFits = 0, lmsOnly = 0, cases = 0;
   std::string summary = "\n| model | ops | peak | smallest feasible budget |\n"
                         "|---|---|---|---|\n";
@@ -98,7 +98,8 @@ int main(int argc, char **argv) {
     FunctionOpInterface func;
     size_t most = 0;
     for (auto f : module->getOps<FunctionOpInterface>())
-      if (!f.isExternal() && f.getFunctionBody().front().getOperations().size() >= most) {
+      if (!f.isExternal() &&
+          f.getFunctionBody().front().getOperations().size() >= most) {
         most = f.getFunctionBody().front().getOperations().size();
         func = f;
       }
@@ -145,21 +146,19 @@ int main(int argc, char **argv) {
             return o;
           }
           o.fits = r->peakBytes <= budget;
-          o.overhead = r->timeline.computeSeconds > 0
-                           ? r->timeline.stallSeconds /
-                                 r->timeline.computeSeconds
-                           : 0;
+          o.overhead =
+              r->timeline.computeSeconds > 0
+                  ? r->timeline.stallSeconds / r->timeline.computeSeconds
+                  : 0;
           o.d2h = r->timeline.d2hBytes;
           o.h2d = r->timeline.h2dBytes;
           o.decisions = r->plan.decisions.size();
           return o;
         };
-        Outcome ours = run([&] {
-          return ::lms::planSwaps(g, *device, budget, options);
-        });
-        Outcome tflms = run([&] {
-          return ::lms::planSwapsTFLMS(g, *device, budget, options);
-        });
+        Outcome ours =
+            run([&] { return ::lms::planSwaps(g, *device, budget, options); });
+        Outcome tflms = run(
+            [&] { return ::lms::planSwapsTFLMS(g, *device, budget, options); });
         Outcome all = run([&]() -> llvm::Expected<::lms::SwapResult> {
           return ::lms::planSwapEverything(g, *device, options);
         });
@@ -176,24 +175,25 @@ int main(int argc, char **argv) {
             preset, fraction, ::lms::formatBytes(budget), cell(ours),
             cell(tflms), cell(all), ours.seconds);
         auto json = [](const Outcome &o) {
-          return llvm::json::Object{{"fits", o.fits},
-                                    {"overhead", o.overhead},
-                                    {"d2h_bytes", o.d2h},
-                                    {"h2d_bytes", o.h2d},
-                                    {"swaps", static_cast<int64_t>(o.decisions)},
-                                    {"plan_seconds", o.seconds}};
+          return llvm::json::Object{
+              {"fits", o.fits},
+              {"overhead", o.overhead},
+              {"d2h_bytes", o.d2h},
+              {"h2d_bytes", o.h2d},
+              {"swaps", static_cast<int64_t>(o.decisions)},
+              {"plan_seconds", o.seconds}};
         };
-        rows.push_back(llvm::json::Object{
-            {"model", model},
-            {"device", preset},
-            {"budget_fraction", fraction},
-            {"budget_bytes", budget},
-            {"peak_bytes", peak},
-            {"smallest_bytes", smallest},
-            {"num_ops", static_cast<int64_t>(g.numOps())},
-            {"lms", json(ours)},
-            {"tflms", json(tflms)},
-            {"swap_all", json(all)}});
+        rows.push_back(
+            llvm::json::Object{{"model", model},
+                               {"device", preset},
+                               {"budget_fraction", fraction},
+                               {"budget_bytes", budget},
+                               {"peak_bytes", peak},
+                               {"smallest_bytes", smallest},
+                               {"num_ops", static_cast<int64_t>(g.numOps())},
+                               {"lms", json(ours)},
+                               {"tflms", json(tflms)},
+                               {"swap_all", json(all)}});
       }
     }
   }

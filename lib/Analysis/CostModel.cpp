@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -189,6 +190,10 @@ OpCost mlir::lms::estimateOpCost(Operation *op,
   if (name == "tensor.empty" || name == "memref.alloc" ||
       name == "memref.alloca" || name == "memref.dealloc" ||
       name == "gpu.alloc" || name == "gpu.dealloc" || name == "gpu.wait")
+    return cost;
+  // Ops with regions and calls cost what they run (added by FunctionGraph).
+  if ((op->getNumRegions() > 0 && !isa<linalg::LinalgOp>(op)) ||
+      isa<CallOpInterface>(op))
     return cost;
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
     cost.flops = linalgFlops(linalgOp);

@@ -20,8 +20,8 @@ static std::optional<double> asNumber(Attribute attr) {
 
 FailureOr<::lms::DeviceSpec> mlir::lms::resolveDevice(Operation *scope,
                                                       StringRef preset) {
-  auto lookup = [&](StringRef name, Location loc)
-      -> FailureOr<::lms::DeviceSpec> {
+  auto lookup = [&](StringRef name,
+                    Location loc) -> FailureOr<::lms::DeviceSpec> {
     if (std::optional<::lms::DeviceSpec> spec = ::lms::lookupDevicePreset(name))
       return *spec;
     emitError(loc) << "unknown device preset '" << name
@@ -73,15 +73,15 @@ FailureOr<::lms::DeviceSpec> mlir::lms::resolveDevice(Operation *scope,
             key.getValue() == "lms.preset")
           continue;
         std::optional<double> value = asNumber(entry.getValue());
-        double *field = llvm::StringSwitch<double *>(key.getValue())
-                            .Case("lms.peak_flops", &result.peakFlops)
-                            .Case("lms.memory_bandwidth",
-                                  &result.memoryBandwidth)
-                            .Case("lms.h2d_bandwidth", &result.h2dBandwidth)
-                            .Case("lms.d2h_bandwidth", &result.d2hBandwidth)
-                            .Case("lms.op_overhead", &result.opOverhead)
-                            .Case("lms.copy_latency", &result.copyLatency)
-                            .Default(nullptr);
+        double *field =
+            llvm::StringSwitch<double *>(key.getValue())
+                .Case("lms.peak_flops", &result.peakFlops)
+                .Case("lms.memory_bandwidth", &result.memoryBandwidth)
+                .Case("lms.h2d_bandwidth", &result.h2dBandwidth)
+                .Case("lms.d2h_bandwidth", &result.d2hBandwidth)
+                .Case("lms.op_overhead", &result.opOverhead)
+                .Case("lms.copy_latency", &result.copyLatency)
+                .Default(nullptr);
         bool isCapacity = key.getValue() == "lms.capacity_bytes";
         if (!field && !isCapacity) {
           emitError(loc) << "unknown key '" << key.getValue()

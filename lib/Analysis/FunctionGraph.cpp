@@ -146,33 +146,34 @@ FailureOr<uint64_t> GraphBuilder::allocationBytes(Value value,
                   : Attribute();
   } else {
     auto arg = cast<BlockArgument>(value);
-    if (auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+    if (auto func =
+            dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
       if (arg.getOwner()->isEntryBlock())
         bound = func.getArgAttr(arg.getArgNumber(), name);
   }
   if (auto integer = dyn_cast_or_null<IntegerAttr>(bound)) {
     if (integer.getValue().isNegative()) {
-      emitError(value.getLoc()) << "'" << name << "' of "
-                                << fg.getValueName(value)
-                                << " must not be negative";
+      emitError(value.getLoc())
+          << "'" << name << "' of " << fg.getValueName(value)
+          << " must not be negative";
       return failure();
     }
     return align(integer.getValue().getZExtValue());
   }
   if (bound) {
-    emitError(value.getLoc()) << "'" << name << "' of "
-                              << fg.getValueName(value)
-                              << " must be an integer number of bytes (or an "
-                                 "array of them, one per result), got "
-                              << bound;
+    emitError(value.getLoc())
+        << "'" << name << "' of " << fg.getValueName(value)
+        << " must be an integer number of bytes (or an "
+           "array of them, one per result), got "
+        << bound;
     return failure();
   }
   if (options.dynamicBytes)
     return align(*options.dynamicBytes);
-  auto shaped = cast<ShapedType>(isa<HostType>(value.getType())
-                                     ? cast<HostType>(value.getType())
-                                           .getValueType()
-                                     : value.getType());
+  auto shaped =
+      cast<ShapedType>(isa<HostType>(value.getType())
+                           ? cast<HostType>(value.getType()).getValueType()
+                           : value.getType());
   InFlightDiagnostic diag = emitError(value.getLoc())
                             << "cannot size " << fg.getValueName(value)
                             << " of type " << value.getType() << ": ";
@@ -198,7 +199,7 @@ static std::optional<uint64_t> staticTripCount(Operation *op) {
 }
 
 FailureOr<GraphBuilder::Summary> GraphBuilder::summarizeBlock(Operation *owner,
-                                                             Block &block) {
+                                                              Block &block) {
   FunctionGraph inner;
   inner.function = owner;
   if (failed(buildBlock(block, /*regionMode=*/true, inner)))
@@ -326,8 +327,8 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
         return failure();
       bytes = *size;
     }
-    MemorySpace space = isa<HostType>(arg.getType()) ? MemorySpace::Host
-                                                     : MemorySpace::Device;
+    MemorySpace space =
+        isa<HostType>(arg.getType()) ? MemorySpace::Host : MemorySpace::Device;
     TensorIndex t = newBuffer(arg, bytes, space, kEntry, /*isWritable=*/true);
     if (options.keepArgumentsResident && !regionMode)
       graph.setLiveOut(t);

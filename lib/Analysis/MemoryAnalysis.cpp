@@ -68,8 +68,7 @@ SmallVector<Value> BufferLiveness::getDying(Operation *op) const {
   if (!index)
     return {};
   return collect(*graph, [&](TensorIndex t) {
-    return intervals.isLiveDuring(t, *index) &&
-           !intervals.isLiveOut(t, *index);
+    return intervals.isLiveDuring(t, *index) && !intervals.isLiveOut(t, *index);
   });
 }
 
@@ -111,7 +110,8 @@ void BufferLiveness::print(raw_ostream &os) const {
       it = intervals.end[*it] < i ? live.erase(it) : std::next(it);
     live.insert(starting[i + 1].begin(), starting[i + 1].end());
     os << "op " << i << " " << g.op(i).name << ":";
-    printSet("live-in", [&](TensorIndex t) { return intervals.isLiveIn(t, i); });
+    printSet("live-in",
+             [&](TensorIndex t) { return intervals.isLiveIn(t, i); });
     printSet("live-out",
              [&](TensorIndex t) { return intervals.isLiveOut(t, i); });
     printSet("dying", [&](TensorIndex t) {
@@ -148,8 +148,8 @@ MemoryPeakAnalysis::getLiveAtPeak() const {
   if (!graph)
     return live;
   for (TensorIndex t : profile.residentAtPeak)
-    live.push_back({graph->getAllocatingValue(t),
-                    graph->getGraph().tensor(t).bytes});
+    live.push_back(
+        {graph->getAllocatingValue(t), graph->getGraph().tensor(t).bytes});
   return live;
 }
 
@@ -164,8 +164,8 @@ MemoryPeakAnalysis::getLiveAtPeak() const {
 void MemoryPeakAnalysis::print(raw_ostream &os) const {
   if (!graph)
     return;
-  os << "// memory of " << functionName(graph->getFunction())
-     << ": peak " << profile.peakBytes << " bytes";
+  os << "// memory of " << functionName(graph->getFunction()) << ": peak "
+     << profile.peakBytes << " bytes";
   if (Operation *op = getPeakOp())
     os << " at op " << profile.peakOp << " " << op->getName();
   os << ", host peak " << profile.hostPeakBytes << " bytes\n";

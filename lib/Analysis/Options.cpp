@@ -15,7 +15,8 @@ mlir::lms::getBudget(Operation *func, StringRef option) {
   if (Attribute attr = func->getAttr(attrName)) {
     if (auto integer = dyn_cast<IntegerAttr>(attr)) {
       if (integer.getValue().isNegative()) {
-        emitError(func->getLoc()) << "'" << attrName << "' must not be negative";
+        emitError(func->getLoc())
+            << "'" << attrName << "' must not be negative";
         return failure();
       }
       ::lms::ByteSize size;
@@ -24,16 +25,18 @@ mlir::lms::getBudget(Operation *func, StringRef option) {
     }
     auto text = dyn_cast<StringAttr>(attr);
     if (!text) {
-      emitError(func->getLoc()) << "'" << attrName
-                        << "' must be a size string (\"12GiB\", \"60%\") or "
-                           "an integer number of bytes, got "
-                        << attr;
+      emitError(func->getLoc())
+          << "'" << attrName
+          << "' must be a size string (\"12GiB\", \"60%\") or "
+             "an integer number of bytes, got "
+          << attr;
       return failure();
     }
     llvm::Expected<::lms::ByteSize> size = ::lms::parseByteSize(text);
     if (!size) {
-      emitError(func->getLoc()) << "invalid '" << attrName
-                        << "' attribute: " << llvm::toString(size.takeError());
+      emitError(func->getLoc())
+          << "invalid '" << attrName
+          << "' attribute: " << llvm::toString(size.takeError());
       return failure();
     }
     return std::optional<::lms::ByteSize>(*size);
@@ -42,7 +45,8 @@ mlir::lms::getBudget(Operation *func, StringRef option) {
     return std::optional<::lms::ByteSize>();
   llvm::Expected<::lms::ByteSize> size = ::lms::parseByteSize(option);
   if (!size) {
-    emitError(func->getLoc()) << "invalid budget: " << llvm::toString(size.takeError());
+    emitError(func->getLoc())
+        << "invalid budget: " << llvm::toString(size.takeError());
     return failure();
   }
   return std::optional<::lms::ByteSize>(*size);

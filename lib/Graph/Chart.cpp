@@ -17,11 +17,20 @@ std::string escape(const std::string &text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
     }
   }
   return out;
@@ -68,9 +77,7 @@ void renderOne(llvm::raw_ostream &os, const Chart &chart, int yOffset) {
     }
   double yMax = std::max<double>(1, yMaxBytes) * 1.08;
   auto px = [&](double x) { return left + (x - xMin) / (xMax - xMin) * plotW; };
-  auto py = [&](double y) {
-    return yOffset + top + plotH - y / yMax * plotH;
-  };
+  auto py = [&](double y) { return yOffset + top + plotH - y / yMax * plotH; };
 
   os << llvm::formatv("<g font-family=\"sans-serif\" font-size=\"12\">\n");
   os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"15\" "
@@ -119,9 +126,10 @@ void renderOne(llvm::raw_ostream &os, const Chart &chart, int yOffset) {
     llvm::raw_string_ostream ps(path);
     for (size_t i = 0; i < series.points.size(); ++i) {
       auto [x, y] = series.points[i];
-      double nextX = i + 1 < series.points.size() ? series.points[i + 1].first
-                                                  : x + 1;
-      ps << (i == 0 ? "M" : " L") << llvm::formatv("{0:F1},{1:F1}", px(x), py(y))
+      double nextX =
+          i + 1 < series.points.size() ? series.points[i + 1].first : x + 1;
+      ps << (i == 0 ? "M" : " L")
+         << llvm::formatv("{0:F1},{1:F1}", px(x), py(y))
          << llvm::formatv(" L{0:F1},{1:F1}", px(nextX), py(y));
     }
     os << llvm::formatv("<path d=\"{0}\" fill=\"none\" stroke=\"{1}\" "
@@ -174,8 +182,8 @@ void renderOne(llvm::raw_ostream &os, const Chart &chart, int yOffset) {
       break;
     case ChartMarker::Recompute:
       color = "#9467bd";
-      shape = llvm::formatv("M{0:F1},{1:F1} l4,-4 l-4,-4 l-4,4 z", x, y - 1)
-                  .str();
+      shape =
+          llvm::formatv("M{0:F1},{1:F1} l4,-4 l-4,-4 l-4,4 z", x, y - 1).str();
       break;
     }
     os << llvm::formatv("<path d=\"{0}\" fill=\"{1}\" stroke=\"{1}\"><title>"
@@ -188,8 +196,8 @@ void renderOne(llvm::raw_ostream &os, const Chart &chart, int yOffset) {
     os << llvm::formatv("<line x1=\"{0:F1}\" y1=\"{1:F1}\" x2=\"{2:F1}\" "
                         "y2=\"{1:F1}\" stroke=\"{3}\" stroke-width=\"3\"/>\n",
                         lx, ly - 4, lx + 18, series.color);
-    os << llvm::formatv("<text x=\"{0:F1}\" y=\"{1:F1}\">{2}</text>\n",
-                        lx + 24, ly, escape(series.label));
+    os << llvm::formatv("<text x=\"{0:F1}\" y=\"{1:F1}\">{2}</text>\n", lx + 24,
+                        ly, escape(series.label));
     ly += 16;
   }
   if (!chart.markers.empty()) {

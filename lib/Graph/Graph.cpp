@@ -60,8 +60,8 @@ std::string Graph::verify() const {
     OpIndex previous = tensor.producer;
     for (OpIndex user : tensor.users) {
       if (user <= previous && !(user == tensor.producer && previous == user)) {
-        os << "tensor " << index << " ('" << tensor.name
-           << "') is used by op " << user << " before it is produced or "
+        os << "tensor " << index << " ('" << tensor.name << "') is used by op "
+           << user << " before it is produced or "
            << "its users are out of order";
         return message;
       }
@@ -71,8 +71,7 @@ std::string Graph::verify() const {
   for (auto [index, op] : llvm::enumerate(ops)) {
     for (TensorIndex t : llvm::concat<const TensorIndex>(op.inputs, op.outputs))
       if (t < 0 || t >= static_cast<TensorIndex>(tensors.size())) {
-        os << "op " << index << " refers to tensor " << t
-           << ", out of range";
+        os << "op " << index << " refers to tensor " << t << ", out of range";
         return message;
       }
     for (TensorIndex t : op.outputs)

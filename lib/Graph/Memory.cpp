@@ -12,7 +12,7 @@ using namespace lms;
 /// Releases `t` in its own memory space.
 static Step freeStep(const Graph &graph, TensorIndex t) {
   return graph.tensor(t).space == MemorySpace::Host ? Step::freeHost(t)
-                                                     : Step::free(t);
+                                                    : Step::free(t);
 }
 
 Plan lms::referencePlan(const Graph &graph) {

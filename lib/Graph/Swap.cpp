@@ -33,7 +33,8 @@ std::string lms::verifySwapPlan(const Graph &graph, const SwapPlan &plan) {
       os << "decision " << index << " (tensor " << d.tensor << "): " << why;
       return message;
     };
-    if (d.tensor < 0 || d.tensor >= static_cast<TensorIndex>(graph.numTensors()))
+    if (d.tensor < 0 ||
+        d.tensor >= static_cast<TensorIndex>(graph.numTensors()))
       return fail("tensor out of range");
     const Tensor &t = graph.tensor(d.tensor);
     if (t.space != MemorySpace::Device)
@@ -43,8 +44,8 @@ std::string lms::verifySwapPlan(const Graph &graph, const SwapPlan &plan) {
     if (d.nextUse < 0 || d.nextUse >= numOps ||
         !llvm::is_contained(t.users, d.nextUse))
       return fail("nextUse is not a use of the tensor");
-    bool lastIsUse = d.lastUse == t.producer ||
-                     llvm::is_contained(t.users, d.lastUse);
+    bool lastIsUse =
+        d.lastUse == t.producer || llvm::is_contained(t.users, d.lastUse);
     if (!lastIsUse)
       return fail("lastUse is neither its producer nor one of its uses");
     for (OpIndex user : t.users)
@@ -123,8 +124,8 @@ SwappedGraph lms::applySwapPlan(const Graph &graph, const SwapPlan &plan) {
 
   // Swap ops at each position, in order: swap-outs, waits, swap-ins.
   OpIndex numOps = static_cast<OpIndex>(graph.numOps());
-  std::vector<std::vector<size_t>> outsAfter(numOps + 1), waitsAfter(numOps + 1),
-      insBefore(numOps + 1);
+  std::vector<std::vector<size_t>> outsAfter(numOps + 1),
+      waitsAfter(numOps + 1), insBefore(numOps + 1);
   for (size_t i = 0; i < numDecisions; ++i) {
     const SwapDecision &d = plan.decisions[i];
     if (!d.reuseHostCopy) {
@@ -145,8 +146,8 @@ SwappedGraph lms::applySwapPlan(const Graph &graph, const SwapPlan &plan) {
     for (size_t i : outsAfter[p]) {
       const SwapDecision &d = plan.decisions[i];
       TensorIndex source = versionAt(d.tensor, d.lastUse);
-      result.decisionOps[i].swapOut = g.addOp(
-          "lms.swap_out", {source}, {hostOf[i]}, {}, OpKind::SwapOut);
+      result.decisionOps[i].swapOut =
+          g.addOp("lms.swap_out", {source}, {hostOf[i]}, {}, OpKind::SwapOut);
       result.originalOp.push_back(-1);
     }
     for (size_t i : waitsAfter[p]) {
@@ -157,8 +158,8 @@ SwappedGraph lms::applySwapPlan(const Graph &graph, const SwapPlan &plan) {
       result.originalOp.push_back(-1);
     }
     for (size_t i : insBefore[p]) {
-      result.decisionOps[i].swapIn = g.addOp(
-          "lms.swap_in", {hostOf[i]}, {deviceOf[i]}, {}, OpKind::SwapIn);
+      result.decisionOps[i].swapIn = g.addOp("lms.swap_in", {hostOf[i]},
+                                             {deviceOf[i]}, {}, OpKind::SwapIn);
       result.originalOp.push_back(-1);
     }
   };
@@ -169,9 +170,8 @@ SwappedGraph lms::applySwapPlan(const Graph &graph, const SwapPlan &plan) {
     llvm::SmallVector<TensorIndex, 4> inputs;
     for (TensorIndex t : original.inputs)
       inputs.push_back(versionAt(t, op));
-    OpIndex added =
-        g.addOp(original.name, inputs, original.outputs, original.cost,
-                original.kind);
+    OpIndex added = g.addOp(original.name, inputs, original.outputs,
+                            original.cost, original.kind);
     g.setTransientBytes(added, original.transientBytes);
     for (TensorIndex t : original.updates)
       g.addUpdate(added, versionAt(t, op));

@@ -39,10 +39,9 @@ struct Timing {
   Timing(const Graph &graph, const DeviceSpec &device) : device(device) {
     prefix.assign(graph.numOps() + 1, 0);
     for (size_t i = 0; i < graph.numOps(); ++i)
-      prefix[i + 1] =
-          prefix[i] + (graph.op(i).kind == OpKind::Compute
-                           ? device.computeSeconds(graph.op(i).cost)
-                           : 0);
+      prefix[i + 1] = prefix[i] + (graph.op(i).kind == OpKind::Compute
+                                       ? device.computeSeconds(graph.op(i).cost)
+                                       : 0);
   }
   /// The first release point after op a at which a copy-out of `bytes`
   /// issued after a has finished behind compute, but before `limit`.
@@ -76,7 +75,8 @@ void markReuse(SwapPlan &plan, const std::vector<int> &values,
     SwapDecision &d = plan.decisions[i];
     auto it = lastValue.find(d.tensor);
     if (it != lastValue.end() && it->second == values[i] &&
-        (!options.canReuseAfter || options.canReuseAfter(d.tensor, d.lastUse))) {
+        (!options.canReuseAfter ||
+         options.canReuseAfter(d.tensor, d.lastUse))) {
       d.reuseHostCopy = true;
       d.releaseAfter = d.lastUse;
     }
@@ -84,8 +84,7 @@ void markReuse(SwapPlan &plan, const std::vector<int> &values,
   }
 }
 
-SwapResult finish(const Graph &graph, const DeviceSpec &device,
-                  SwapPlan plan) {
+SwapResult finish(const Graph &graph, const DeviceSpec &device, SwapPlan plan) {
   SwapResult result;
   SwappedGraph swapped = applySwapPlan(graph, plan);
   result.peakBytes = evaluateSchedule(swapped.graph).peakBytes;
@@ -245,13 +244,12 @@ llvm::Expected<SwapResult> lms::planSwapsTFLMS(const Graph &graph,
     }
     groupby = lo;
   }
-  return finish(graph, device,
-                tflmsPlan(graph, timing, level, threshold, ahead, groupby,
-                          options));
+  return finish(
+      graph, device,
+      tflmsPlan(graph, timing, level, threshold, ahead, groupby, options));
 }
 
-SwapResult lms::planSwapEverything(const Graph &graph,
-                                   const DeviceSpec &device,
+SwapResult lms::planSwapEverything(const Graph &graph, const DeviceSpec &device,
                                    const SwapOptions &options) {
   Timing timing(graph, device);
   SwapPlan plan;

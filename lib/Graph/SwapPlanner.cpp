@@ -67,8 +67,8 @@ private:
   void build(size_t node, size_t lo, size_t hi,
              const std::vector<int64_t> &values) {
     if (lo == hi) {
-      maxv[node] = lo < values.size() ? values[lo]
-                                      : std::numeric_limits<int64_t>::min();
+      maxv[node] =
+          lo < values.size() ? values[lo] : std::numeric_limits<int64_t>::min();
       arg[node] = lo;
       return;
     }
@@ -143,9 +143,9 @@ public:
     prefix.assign(n + 1, 0);
     for (OpIndex i = 0; i < n; ++i) {
       const Op &op = graph.op(i);
-      prefix[i + 1] = prefix[i] + (op.kind == OpKind::Compute
-                                       ? device.computeSeconds(op.cost)
-                                       : 0);
+      prefix[i + 1] =
+          prefix[i] +
+          (op.kind == OpKind::Compute ? device.computeSeconds(op.cost) : 0);
     }
     collectGaps();
   }
@@ -268,7 +268,8 @@ std::vector<int64_t> opMemory(const Graph &graph) {
 
 uint64_t lms::entryBytes(const Graph &graph) {
   uint64_t bytes = 0;
-  for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors()); ++t) {
+  for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors());
+       ++t) {
     const Tensor &tensor = graph.tensor(t);
     if (tensor.producer == kEntry && tensor.space == MemorySpace::Device &&
         graph.lastUse(t) != kEntry)
@@ -277,8 +278,8 @@ uint64_t lms::entryBytes(const Graph &graph) {
   return bytes;
 }
 
-std::pair<uint64_t, OpIndex>
-lms::smallestSwapPeak(const Graph &graph, const SwapOptions &options) {
+std::pair<uint64_t, OpIndex> lms::smallestSwapPeak(const Graph &graph,
+                                                   const SwapOptions &options) {
   DeviceSpec anyDevice;
   Planner planner(graph, anyDevice, options);
   std::vector<int64_t> during = opMemory(graph);
@@ -319,11 +320,9 @@ static SwapPlan buildPlan(const Planner &planner,
   return plan;
 }
 
-llvm::Expected<SwapResult> lms::planSwaps(const Graph &graph,
-                                          const DeviceSpec &device,
-                                          uint64_t budget,
-                                          const SwapOptions &options,
-                                          Infeasible *infeasible) {
+llvm::Expected<SwapResult>
+lms::planSwaps(const Graph &graph, const DeviceSpec &device, uint64_t budget,
+               const SwapOptions &options, Infeasible *infeasible) {
   SwapResult result;
   std::vector<int64_t> during = opMemory(graph);
   int64_t limit = static_cast<int64_t>(budget);
@@ -416,10 +415,11 @@ llvm::Expected<SwapResult> lms::planSwaps(const Graph &graph,
       if (gap.b <= p || (gap.active && gap.r < p && p < gap.s))
         continue;
       bool reuse = !gap.active && planner.canReuse(g);
-      Position r = reuse ? gap.a : std::min<Position>(planner.hidingRelease(gap), p - 1);
+      Position r =
+          reuse ? gap.a : std::min<Position>(planner.hidingRelease(gap), p - 1);
       OpIndex s = std::max<OpIndex>(planner.hidingPrefetch(gap), p + 1);
-      double stall = planner.releaseStall(gap, r, reuse) +
-                     planner.prefetchStall(gap, s);
+      double stall =
+          planner.releaseStall(gap, r, reuse) + planner.prefetchStall(gap, s);
       double transfer = (reuse ? 0 : gap.d2h) + gap.h2d;
       if (gap.active) {
         r = std::min(r, gap.r);
@@ -432,8 +432,7 @@ llvm::Expected<SwapResult> lms::planSwaps(const Graph &graph,
       }
       double relief = static_cast<double>(std::min(gap.bytes, excess));
       double score = (stall + transferPrice * transfer) / relief;
-      if (score < bestScore ||
-          (score == bestScore && gap.bytes > bestBytes)) {
+      if (score < bestScore || (score == bestScore && gap.bytes > bestBytes)) {
         bestScore = score;
         bestBytes = gap.bytes;
         best = g;
@@ -481,9 +480,9 @@ llvm::Expected<SwapResult> lms::planSwaps(const Graph &graph,
       Gap &gap = gaps[g];
       if (!gap.active)
         continue;
-      bool reuse = havePrevious && previousValue == gap.valueId &&
-                   (!options.canReuseAfter ||
-                    options.canReuseAfter(gap.tensor, gap.a));
+      bool reuse =
+          havePrevious && previousValue == gap.valueId &&
+          (!options.canReuseAfter || options.canReuseAfter(gap.tensor, gap.a));
       if (reuse && !gap.reuse) {
         gap.reuse = true;
         memory.add(gap.a + 1, gap.r, -gap.bytes);

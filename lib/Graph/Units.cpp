@@ -51,18 +51,17 @@ llvm::Expected<ByteSize> lms::parseByteSize(llvm::StringRef text) {
     size.percent = value;
     return size;
   }
-  std::optional<double> scale =
-      llvm::StringSwitch<std::optional<double>>(unit)
-          .Cases({"", "B"}, 1.0)
-          .Case("KB", 1e3)
-          .Case("MB", 1e6)
-          .Case("GB", 1e9)
-          .Case("TB", 1e12)
-          .Case("KiB", 1024.0)
-          .Case("MiB", 1024.0 * 1024)
-          .Case("GiB", 1024.0 * 1024 * 1024)
-          .Case("TiB", 1024.0 * 1024 * 1024 * 1024)
-          .Default(std::nullopt);
+  std::optional<double> scale = llvm::StringSwitch<std::optional<double>>(unit)
+                                    .Cases({"", "B"}, 1.0)
+                                    .Case("KB", 1e3)
+                                    .Case("MB", 1e6)
+                                    .Case("GB", 1e9)
+                                    .Case("TB", 1e12)
+                                    .Case("KiB", 1024.0)
+                                    .Case("MiB", 1024.0 * 1024)
+                                    .Case("GiB", 1024.0 * 1024 * 1024)
+                                    .Case("TiB", 1024.0 * 1024 * 1024 * 1024)
+                                    .Default(std::nullopt);
   if (!scale)
     return bad(llvm::formatv("unknown unit '{0}' (expected B, KB, KiB, MB, "
                              "MiB, GB, GiB, TB, TiB or %)",

@@ -65,9 +65,9 @@ struct LMSInsertSwapsPass
       return signalPassFailure();
     if (printStatistics)
       llvm::errs() << "lms-insert-swaps: " << totals.tensors
-                   << " tensors-swapped, " << totals.swapOuts
-                   << " swap-outs, " << totals.swapIns << " swap-ins, "
-                   << totals.toHost << " bytes-to-host, " << totals.toDevice
+                   << " tensors-swapped, " << totals.swapOuts << " swap-outs, "
+                   << totals.swapIns << " swap-ins, " << totals.toHost
+                   << " bytes-to-host, " << totals.toDevice
                    << " bytes-to-device, " << totals.stallMicroseconds
                    << " estimated-stall-us\n";
   }
@@ -122,10 +122,10 @@ struct LMSInsertSwapsPass
       std::string message = llvm::toString(result.takeError());
       if (planner == "lms" && infeasible.smallestBudget > 0)
         return reportInfeasible(func, *graph, *limit, infeasible);
-      return emitError(func.getLoc()) << "the " << planner
-                              << " planner cannot fit the budget "
-                              << ::lms::formatBytes(*limit) << " (" << *limit
-                              << " bytes): " << message;
+      return emitError(func.getLoc())
+             << "the " << planner << " planner cannot fit the budget "
+             << ::lms::formatBytes(*limit) << " (" << *limit
+             << " bytes): " << message;
     }
     if (result->peakBytes > *limit)
       return emitError(func.getLoc())

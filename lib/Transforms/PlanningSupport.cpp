@@ -51,9 +51,9 @@ static FailureOr<uint64_t> peakWithoutLMS(FunctionOpInterface func,
   OpBuilder builder(func);
   builder.setInsertionPointAfter(func);
   Operation *copy = builder.clone(*func);
-  copy->setAttr(SymbolTable::getSymbolAttrName(),
-                builder.getStringAttr("__lms_reference_" +
-                                      func.getName().str()));
+  copy->setAttr(
+      SymbolTable::getSymbolAttrName(),
+      builder.getStringAttr("__lms_reference_" + func.getName().str()));
   stripLMSOps(copy);
   FailureOr<FunctionGraph> stripped = FunctionGraph::build(copy, options);
   FailureOr<uint64_t> peak = failure();
@@ -85,8 +85,8 @@ LogicalResult mlir::lms::reportInfeasible(FunctionOpInterface func,
                                           const FunctionGraph &graph,
                                           uint64_t budget,
                                           const ::lms::Infeasible &infeasible) {
-  Operation *at = infeasible.op >= 0 ? graph.getOp(infeasible.op)
-                                     : func.getOperation();
+  Operation *at =
+      infeasible.op >= 0 ? graph.getOp(infeasible.op) : func.getOperation();
   InFlightDiagnostic diag = emitError(at->getLoc());
   diag << "budget " << ::lms::formatBytes(budget) << " (" << budget
        << " bytes) is below the smallest feasible budget "

@@ -10,9 +10,9 @@
 #include "LMS/Analysis/MemoryAnalysis.h"
 #include "LMS/Analysis/Options.h"
 #include "LMS/Analysis/SwapCandidates.h"
-#include "LMS/Graph/Swap.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "LMS/Graph/Chart.h"
+#include "LMS/Graph/Swap.h"
 #include "LMS/Graph/Units.h"
 #include "LMS/Transforms/Passes.h"
 #include "LMS/Transforms/Strip.h"
@@ -93,8 +93,8 @@ struct LMSPrintLivenessPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<GraphOptions> options = makeGraphOptions(
-        module, alignment, dynamicBytes, keepArguments);
+    FailureOr<GraphOptions> options =
+        makeGraphOptions(module, alignment, dynamicBytes, keepArguments);
     if (failed(options))
       return signalPassFailure();
     bool failedAny = false;
@@ -157,8 +157,8 @@ struct LMSReportMemoryPass
                          << "': expected text, json or svg";
       return signalPassFailure();
     }
-    FailureOr<GraphOptions> options = makeGraphOptions(
-        module, alignment, dynamicBytes, keepArguments);
+    FailureOr<GraphOptions> options =
+        makeGraphOptions(module, alignment, dynamicBytes, keepArguments);
     if (failed(options))
       return signalPassFailure();
     FailureOr<::lms::DeviceSpec> spec = resolveDevice(module, device);
@@ -264,8 +264,9 @@ struct LMSReportMemoryPass
     for (const FunctionReport &r : reports) {
       const FunctionGraph &fg = *r.graph;
       const ::lms::Graph &g = fg.getGraph();
-      os << "@" << r.name << ": peak " << ::lms::formatBytes(r.profile.peakBytes)
-         << " (" << r.profile.peakBytes << " bytes)";
+      os << "@" << r.name << ": peak "
+         << ::lms::formatBytes(r.profile.peakBytes) << " ("
+         << r.profile.peakBytes << " bytes)";
       if (r.profile.peakOp >= 0) {
         Operation *op = fg.getOp(r.profile.peakOp);
         os << " at op " << r.profile.peakOp << " '" << op->getName() << "' ("
@@ -283,11 +284,11 @@ struct LMSReportMemoryPass
                             fg.getTensorName(t), value.getType(),
                             locationString(value.getLoc()));
       }
-      os << "  host memory peak: " << ::lms::formatBytes(r.profile.hostPeakBytes)
-         << "\n";
+      os << "  host memory peak: "
+         << ::lms::formatBytes(r.profile.hostPeakBytes) << "\n";
       os << "  smallest feasible budget: "
-         << ::lms::formatBytes(r.minFeasibleBytes) << " ("
-         << r.minFeasibleBytes << " bytes, ";
+         << ::lms::formatBytes(r.minFeasibleBytes) << " (" << r.minFeasibleBytes
+         << " bytes, ";
       if (r.minFeasibleOp >= 0)
         os << "op " << r.minFeasibleOp << " '"
            << fg.getOp(r.minFeasibleOp)->getName() << "')\n";
@@ -304,8 +305,8 @@ struct LMSReportMemoryPass
       }
       if (std::optional<uint64_t> bytes = r.budgetBytes())
         os << "  budget: " << ::lms::formatBytes(*bytes) << " (" << *bytes
-           << " bytes): " << (r.profile.peakBytes <= *bytes ? "fits" : "exceeded")
-           << "\n";
+           << " bytes): "
+           << (r.profile.peakBytes <= *bytes ? "fits" : "exceeded") << "\n";
       const ::lms::Timeline &tl = r.timeline;
       os << "  estimated time on " << deviceSpec.name << ": "
          << ::lms::formatSeconds(tl.totalSeconds) << " over " << g.numOps()
@@ -372,8 +373,7 @@ struct LMSReportMemoryPass
           });
         }
       });
-      json.attribute("min_feasible_op",
-                     static_cast<int64_t>(r.minFeasibleOp));
+      json.attribute("min_feasible_op", static_cast<int64_t>(r.minFeasibleOp));
       json.attribute("flops", r.flops);
       json.attribute("estimated_time_s", r.timeline.totalSeconds);
       json.attribute("estimated_compute_s", r.timeline.computeSeconds);

@@ -5,9 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LMS/Transforms/Strip.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "LMS/Transforms/Passes.h"
-#include "LMS/Transforms/Strip.h"
 
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"

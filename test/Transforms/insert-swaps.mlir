@@ -113,3 +113,33 @@ func.func @fits(%x: tensor<10xi8>) -> tensor<10xi8> attributes {lms.budget = "1K
   return %y : tensor<10xi8>
 }
 }
+
+// -----
+
+// COM: An op with regions is one unit: %x is offloaded across the loop, whose
+// COM: 9-byte temporary counts while it runs, and the loop body is not
+// COM: touched. Memory: 11, 20 (the loop), 11.
+// CHECK-LABEL: func.func @region
+// CHECK: %[[H:.*]] = lms.swap_out %arg0
+// CHECK: scf.for
+// CHECK-NOT: lms.swap
+// CHECK: scf.yield
+// CHECK: lms.swap_in %[[H]]
+#unit = #dlti.target_system_spec<"GPU" = #dlti.target_device_spec<
+  "lms.h2d_bandwidth" = 10.0 : f64, "lms.d2h_bandwidth" = 10.0 : f64,
+  "lms.op_overhead" = 0.0 : f64, "lms.copy_latency" = 0.0 : f64>>
+module attributes {dlti.target_system_spec = #unit} {
+func.func @region(%x: tensor<10xi8>, %n: index) -> tensor<1xi8> attributes {lms.budget = 12 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = "test.op"(%x) {lms.cost = {seconds = 1.0}} : (tensor<10xi8>) -> tensor<1xi8>
+  %b = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %a) -> tensor<1xi8> {
+    %t = "test.op"(%acc) {lms.cost = {seconds = 1.0}} : (tensor<1xi8>) -> tensor<9xi8>
+    %u = "test.op"(%t) {lms.cost = {seconds = 1.0}} : (tensor<9xi8>) -> tensor<1xi8>
+    scf.yield %u : tensor<1xi8>
+  }
+  %c = "test.op"(%b) {lms.cost = {seconds = 1.0}} : (tensor<1xi8>) -> tensor<1xi8>
+  %d = "test.op"(%x, %c) {lms.cost = {seconds = 1.0}} : (tensor<10xi8>, tensor<1xi8>) -> tensor<1xi8>
+  return %d : tensor<1xi8>
+}
+}

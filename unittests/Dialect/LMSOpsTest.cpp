@@ -34,8 +34,7 @@ protected:
     return parseSourceString<ModuleOp>(source, &context);
   }
 
-  template <typename OpTy>
-  OpTy first(ModuleOp module) {
+  template <typename OpTy> OpTy first(ModuleOp module) {
     OpTy found;
     module.walk([&](OpTy op) {
       if (!found)
@@ -126,9 +125,9 @@ TEST_F(LMSOpsTest, BuilderMirrorsInputsAsBlockArguments) {
   ASSERT_TRUE(module);
   auto swapIn = first<SwapInOp>(*module);
   OpBuilder builder(swapIn->getNextNode());
-  auto recompute = RecomputeOp::create(builder, swapIn.getLoc(),
-                                       TypeRange{swapIn.getType()},
-                                       ValueRange{swapIn.getResult()});
+  auto recompute =
+      RecomputeOp::create(builder, swapIn.getLoc(), TypeRange{swapIn.getType()},
+                          ValueRange{swapIn.getResult()});
   Block &body = recompute.getBody().front();
   ASSERT_EQ(body.getNumArguments(), 1u);
   EXPECT_EQ(body.getArgument(0).getType(), swapIn.getType());

@@ -1,8 +1,8 @@
 //===- GraphTest.cpp - Graph construction and device presets --------------===//
 
+#include "LMS/Graph/Graph.h"
 #include "LMS/Graph/Chart.h"
 #include "LMS/Graph/Device.h"
-#include "LMS/Graph/Graph.h"
 
 #include "gtest/gtest.h"
 
@@ -52,9 +52,8 @@ TEST(GraphTest, VerifyCatchesBadIndices) {
 }
 
 TEST(DeviceTest, PresetsExistAndTimesFollowTheRoofline) {
-  for (const char *name :
-       {"v100-16g", "v100-32g-nvlink", "a100-40g", "h100-pcie", "h200",
-        "gh200"}) {
+  for (const char *name : {"v100-16g", "v100-32g-nvlink", "a100-40g",
+                           "h100-pcie", "h200", "gh200"}) {
     std::optional<DeviceSpec> spec = lookupDevicePreset(name);
     ASSERT_TRUE(spec) << name;
     EXPECT_GT(spec->capacityBytes, 0u);

@@ -56,7 +56,7 @@ TEST(MemoryTest, ReferencePlanFreesAfterLastUse) {
   Example e;
   Plan plan = referencePlan(e.g);
   Plan expected = {Step::compute(0), Step::compute(1), Step::free(e.x),
-                   Step::free(e.z), Step::compute(2), Step::free(e.a),
+                   Step::free(e.z),  Step::compute(2), Step::free(e.a),
                    Step::free(e.y)};
   EXPECT_EQ(plan, expected);
 }
@@ -107,15 +107,15 @@ TEST(MemoryTest, UnusedArgumentIsNeverCounted) {
 
 TEST(MemoryTest, SwapPlanLowersThePeakAndHoldsHostBytes) {
   Example e;
-  Plan plan = {Step::compute(0), Step::swapOut(e.a), Step::free(e.a),
-               Step::compute(1), Step::free(e.x),    Step::free(e.z),
-               Step::swapIn(e.a), Step::compute(2),  Step::free(e.a),
-               Step::free(e.y),  Step::freeHost(e.a)};
+  Plan plan = {Step::compute(0),  Step::swapOut(e.a), Step::free(e.a),
+               Step::compute(1),  Step::free(e.x),    Step::free(e.z),
+               Step::swapIn(e.a), Step::compute(2),   Step::free(e.a),
+               Step::free(e.y),   Step::freeHost(e.a)};
   MemoryProfile p = mustEvaluate(e.g, plan);
   EXPECT_EQ(p.peakBytes, 330u);
   EXPECT_EQ(p.peakOp, 2);
   EXPECT_EQ(p.hostPeakBytes, 100u);
-  std::vector<uint64_t> steps = {150, 150, 50, 260, 210, 200,
+  std::vector<uint64_t> steps = {150, 150, 50,  260, 210, 200,
                                  300, 330, 230, 30,  30};
   EXPECT_EQ(p.stepBytes, steps);
 }

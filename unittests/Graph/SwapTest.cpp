@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LMS/Graph/Memory.h"
 #include "LMS/Graph/Swap.h"
+#include "LMS/Graph/Memory.h"
 
 #include "gtest/gtest.h"
 
@@ -64,9 +64,9 @@ TEST(SwapTest, ApplyInsertsOpsInOrderAndRewiresUses) {
   std::vector<std::string> names;
   for (const Op &op : s.graph.getOps())
     names.push_back(op.name);
-  std::vector<std::string> expected = {"op0", "lms.swap_out", "op1",
-                                       "lms.swap_wait", "op2", "op3",
-                                       "lms.swap_in", "op4", "op5"};
+  std::vector<std::string> expected = {"op0",           "lms.swap_out", "op1",
+                                       "lms.swap_wait", "op2",          "op3",
+                                       "lms.swap_in",   "op4",          "op5"};
   EXPECT_EQ(names, expected);
   // op5 reads the swapped-in copy, not x.
   TensorIndex in = s.graph.op(6).outputs[0];
@@ -273,16 +273,16 @@ Graph randomGraph(std::mt19937 &rng) {
   for (int i = 0; i < n; ++i) {
     std::vector<TensorIndex> inputs;
     for (int k = 0, m = numInputs(rng); k < m; ++k) {
-      size_t window = coin(rng) == 0 ? tensors.size()
-                                     : std::min<size_t>(3, tensors.size());
+      size_t window =
+          coin(rng) == 0 ? tensors.size() : std::min<size_t>(3, tensors.size());
       std::uniform_int_distribution<size_t> pick(tensors.size() - window,
                                                  tensors.size() - 1);
       inputs.push_back(tensors[pick(rng)]);
     }
     std::vector<TensorIndex> outputs;
     for (int k = 0, m = numOutputs(rng); k < m; ++k) {
-      TensorIndex t = g.addTensor("t" + std::to_string(g.numTensors()),
-                                  size(rng));
+      TensorIndex t =
+          g.addTensor("t" + std::to_string(g.numTensors()), size(rng));
       g.tensor(t).rank = 2;
       outputs.push_back(t);
     }

@@ -60,8 +60,8 @@ public:
     if (values.size() > 2)
       returned.push_back(values[values.size() / 2]);
     func::ReturnOp::create(builder, loc, returned);
-    func.setFunctionType(builder.getFunctionType(
-        argTypes, ValueRange(returned).getTypes()));
+    func.setFunctionType(
+        builder.getFunctionType(argTypes, ValueRange(returned).getTypes()));
     return module;
   }
 
@@ -75,8 +75,8 @@ private:
   /// An existing value, usually recent, sometimes far back (gaps).
   Value pickValue() {
     std::uniform_int_distribution<int> coin(0, 3);
-    size_t window = coin(rng) == 0 ? values.size()
-                                   : std::min<size_t>(3, values.size());
+    size_t window =
+        coin(rng) == 0 ? values.size() : std::min<size_t>(3, values.size());
     std::uniform_int_distribution<size_t> pick(values.size() - window,
                                                values.size() - 1);
     return values[pick(rng)];
@@ -153,9 +153,9 @@ std::string print(Operation *op) {
 
 TEST(InsertSwapsProperty, RandomProgramsFitVerifyAndStrip) {
   DialectRegistry registry;
-  registry.insert<func::FuncDialect, tensor::TensorDialect,
-                  linalg::LinalgDialect, arith::ArithDialect,
-                  math::MathDialect, mlir::lms::LMSDialect>();
+  registry
+      .insert<func::FuncDialect, tensor::TensorDialect, linalg::LinalgDialect,
+              arith::ArithDialect, math::MathDialect, mlir::lms::LMSDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   context.allowUnregisteredDialects();
@@ -174,7 +174,8 @@ TEST(InsertSwapsProperty, RandomProgramsFitVerifyAndStrip) {
     std::string original = print(*module);
     auto func = *module->getOps<func::FuncOp>().begin();
 
-    FailureOr<mlir::lms::FunctionGraph> graph = mlir::lms::FunctionGraph::build(func);
+    FailureOr<mlir::lms::FunctionGraph> graph =
+        mlir::lms::FunctionGraph::build(func);
     ASSERT_TRUE(succeeded(graph));
     mlir::lms::SwapCandidates candidates(*graph);
     ::lms::SwapOptions options;
@@ -202,7 +203,8 @@ TEST(InsertSwapsProperty, RandomProgramsFitVerifyAndStrip) {
         << original;
     ASSERT_TRUE(succeeded(verify(*module))) << "trial " << trial;
 
-    FailureOr<mlir::lms::FunctionGraph> after = mlir::lms::FunctionGraph::build(func);
+    FailureOr<mlir::lms::FunctionGraph> after =
+        mlir::lms::FunctionGraph::build(func);
     ASSERT_TRUE(succeeded(after));
     uint64_t peakAfter = ::lms::evaluateSchedule(after->getGraph()).peakBytes;
     ASSERT_LE(peakAfter, budget) << "trial " << trial;

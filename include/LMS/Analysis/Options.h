@@ -1,4 +1,5 @@
-//===- Options.h - Budgets and analysis options from IR and text -*- C++ -*-===//
+//===- Options.h - Budgets and analysis options from IR and text -*- C++
+//-*-===//
 
 #ifndef LMS_ANALYSIS_OPTIONS_H
 #define LMS_ANALYSIS_OPTIONS_H

@@ -1,4 +1,5 @@
-//===- GlobalOptions.h - Command-line options shared by LMS passes -*- C++ -*-===//
+//===- GlobalOptions.h - Command-line options shared by LMS passes -*- C++
+//-*-===//
 //
 // `--lms-budget=<size>`: the device-memory budget every planning pass uses
 // unless its own `budget=` option or a function's `lms.budget` attribute

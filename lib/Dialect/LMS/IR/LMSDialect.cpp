@@ -43,8 +43,8 @@ Type HostType::parse(AsmParser &parser) {
         << valueType;
     return {};
   }
-  return getChecked([&] { return parser.emitError(loc); },
-                    parser.getContext(), shaped);
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    shaped);
 }
 
 void HostType::print(AsmPrinter &printer) const {

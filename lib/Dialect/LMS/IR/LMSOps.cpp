@@ -18,7 +18,8 @@ static LogicalResult verifyHostHolds(Operation *op, HostType hostType,
                                      Type deviceType, StringRef what) {
   auto held = dyn_cast<RankedTensorType>(hostType.getValueType());
   if (!held)
-    return op->emitOpError("expects a host type that holds a ranked tensor, got ")
+    return op->emitOpError(
+               "expects a host type that holds a ranked tensor, got ")
            << hostType;
   auto device = cast<RankedTensorType>(deviceType);
   if (held.getElementType() != device.getElementType())
@@ -119,23 +120,23 @@ LogicalResult RecomputeOp::verify() {
        llvm::enumerate(llvm::zip(getInputs(), entry.getArguments()))) {
     auto [input, arg] = pair;
     if (input.getType() != arg.getType())
-      return emitOpError("input #")
-             << index << " has type " << input.getType()
-             << " but body argument #" << index << " has type "
-             << arg.getType();
+      return emitOpError("input #") << index << " has type " << input.getType()
+                                    << " but body argument #" << index
+                                    << " has type " << arg.getType();
   }
   return success();
 }
 
 LogicalResult RecomputeOp::verifyRegions() {
   Block &entry = getBody().front();
-  auto yield = dyn_cast_or_null<YieldOp>(
-      entry.empty() ? nullptr : &entry.back());
+  auto yield =
+      dyn_cast_or_null<YieldOp>(entry.empty() ? nullptr : &entry.back());
   if (!yield)
     return emitOpError("expects its body to end with 'lms.yield'");
   if (yield.getValues().size() != getNumResults()) {
     InFlightDiagnostic diag = emitOpError("has ")
-                              << getNumResults() << " results but its body yields "
+                              << getNumResults()
+                              << " results but its body yields "
                               << yield.getValues().size() << " values";
     diag.attachNote(yield.getLoc()) << "yield here";
     return diag;
