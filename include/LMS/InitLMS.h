@@ -7,7 +7,10 @@
 #ifndef LMS_INITLMS_H
 #define LMS_INITLMS_H
 
+#include "LMS/Conversion/Passes.h"
+#include "LMS/Dialect/LMS/IR/LMSBufferization.h"
 #include "LMS/Dialect/LMS/IR/LMSDialect.h"
+#include "LMS/Pipelines/Pipelines.h"
 #include "LMS/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -15,13 +18,19 @@
 namespace mlir {
 namespace lms {
 
-/// Adds the `lms` dialect to `registry`.
+/// Adds the `lms` dialect and its interface models (bufferization) to
+/// `registry`.
 inline void registerLMSDialect(DialectRegistry &registry) {
   registry.insert<LMSDialect>();
+  registerBufferizableOpInterfaceExternalModels(registry);
 }
 
-// `registerLMSPasses()` (from LMS/Transforms/Passes.h) registers every LMS
-// pass with the global pass registry, for textual pipelines and tools.
+/// Registers every LMS pass (transformations and conversions) with the
+/// global pass registry, for textual pipelines and tools.
+inline void registerAllLMSPasses() {
+  registerLMSPasses();
+  registerLMSConversionPasses();
+}
 
 } // namespace lms
 } // namespace mlir

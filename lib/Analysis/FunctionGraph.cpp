@@ -53,8 +53,13 @@ std::optional<TensorIndex> FunctionGraph::lookupBuffer(Value value) const {
 std::string FunctionGraph::getValueName(Value value) const {
   if (!value)
     return "<none>";
-  if (!asmState)
-    asmState = std::make_unique<AsmState>(function);
+  if (!asmState) {
+    Operation *scope = function;
+    while (scope->getParentOp() &&
+           !scope->hasTrait<OpTrait::IsIsolatedFromAbove>())
+      scope = scope->getParentOp();
+    asmState = std::make_unique<AsmState>(scope);
+  }
   std::string name;
   llvm::raw_string_ostream os(name);
   value.printAsOperand(os, *asmState);
@@ -76,11 +81,16 @@ public:
       : options(options), layout(DataLayout::closest(scope)) {}
 
   FailureOr<FunctionGraph> buildFunction(Operation *func);
+  LogicalResult buildNestedBlock(Block &block, FunctionGraph &fg) {
+    return buildBlock(block, /*regionMode=*/true, fg);
+  }
 
 private:
   /// The peak and total cost of what an op with regions or a call runs.
   struct Summary {
-    uint64_t peakBytes = 0;
+    /// Transient bytes of the op (negative for a call, see
+    /// summarizeCallee).
+    int64_t peakBytes = 0;
     OpCost cost;
   };
 
@@ -88,6 +98,7 @@ private:
   FailureOr<Summary> summarizeBlock(Operation *owner, Block &block);
   FailureOr<Summary> summarizeRegions(Operation *op);
   FailureOr<Summary> summarizeCall(CallOpInterface call);
+  FailureOr<Summary> summarizeCallee(FunctionOpInterface callee);
 
   /// Bytes of a value of static shape (unaligned), or nullopt.
   std::optional<uint64_t> staticBytes(Type type);
@@ -202,12 +213,13 @@ FailureOr<GraphBuilder::Summary> GraphBuilder::summarizeBlock(Operation *owner,
                                                               Block &block) {
   FunctionGraph inner;
   inner.function = owner;
+  inner.block = &block;
   if (failed(buildBlock(block, /*regionMode=*/true, inner)))
     return failure();
   Summary summary;
   ::lms::MemoryProfile profile = ::lms::evaluateSchedule(
       inner.getGraph(), ::lms::EvalOptions{/*recordSteps=*/false});
-  summary.peakBytes = profile.peakBytes;
+  summary.peakBytes = static_cast<int64_t>(profile.peakBytes);
   for (const ::lms::Op &op : inner.getGraph().getOps()) {
     summary.cost.flops += op.cost.flops;
     summary.cost.bytes += op.cost.bytes;
@@ -254,13 +266,57 @@ GraphBuilder::summarizeCall(CallOpInterface call) {
                       "counted");
     return Summary{};
   }
-  FailureOr<Summary> summary = summarizeRegions(callee);
+  FailureOr<Summary> summary = summarizeCallee(func);
   calleesInProgress.erase(callee);
   if (failed(summary)) {
     call->emitRemark("in a call from here");
     return failure();
   }
   calleeSummaries[callee] = *summary;
+  return summary;
+}
+
+/// A callee is analysed as a function: its arguments are live from entry
+/// through their last use (the callee may free them) and its results to the
+/// end. Both are the call's operands and results, which the caller counts, so
+/// the call's transient bytes are the callee's peak minus them, which may be
+/// negative: while the call runs, the caller holds the callee's peak plus
+/// whatever else is live.
+FailureOr<GraphBuilder::Summary>
+GraphBuilder::summarizeCallee(FunctionOpInterface callee) {
+  Region &body = callee.getFunctionBody();
+  if (!body.hasOneBlock()) {
+    callee->emitError("cannot analyse a function with several blocks "
+                      "(unstructured control flow); use structured control "
+                      "flow such as scf");
+    return failure();
+  }
+  FunctionGraph inner;
+  inner.function = callee;
+  inner.block = &body.front();
+  if (failed(buildBlock(body.front(), /*regionMode=*/false, inner)))
+    return failure();
+  const ::lms::Graph &g = inner.getGraph();
+  Summary summary;
+  uint64_t peak = ::lms::evaluateSchedule(
+                      g, ::lms::EvalOptions{/*recordSteps=*/false})
+                      .peakBytes;
+  uint64_t boundary = 0;
+  llvm::SmallDenseSet<TensorIndex> counted;
+  for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t)
+    if (g.tensor(t).producer == kEntry &&
+        g.tensor(t).space == MemorySpace::Device && counted.insert(t).second)
+      boundary += g.tensor(t).bytes;
+  if (g.numOps() > 0)
+    for (TensorIndex t : g.op(g.numOps() - 1).inputs)
+      if (g.tensor(t).space == MemorySpace::Device && counted.insert(t).second)
+        boundary += g.tensor(t).bytes;
+  summary.peakBytes =
+      static_cast<int64_t>(peak) - static_cast<int64_t>(boundary);
+  for (const ::lms::Op &op : g.getOps()) {
+    summary.cost.flops += op.cost.flops;
+    summary.cost.bytes += op.cost.bytes;
+  }
   return summary;
 }
 
@@ -440,7 +496,7 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
     }
 
     OpCost cost = estimateOpCost(&op, bytesOfValue);
-    uint64_t transient = 0;
+    int64_t transient = 0;
     if (op.getNumRegions() > 0 && !isa<linalg::LinalgOp>(op)) {
       FailureOr<Summary> summary = summarizeRegions(&op);
       if (failed(summary))
@@ -488,7 +544,20 @@ FailureOr<FunctionGraph> GraphBuilder::buildFunction(Operation *func) {
                     "flow such as scf");
     return failure();
   }
+  fg.block = &body.front();
   if (failed(buildBlock(body.front(), /*regionMode=*/false, fg)))
+    return failure();
+  return fg;
+}
+
+FailureOr<FunctionGraph> FunctionGraph::buildNested(Block &block,
+                                                    const GraphOptions &options) {
+  Operation *owner = block.getParentOp();
+  GraphBuilder builder(options, owner);
+  FunctionGraph fg;
+  fg.function = owner;
+  fg.block = &block;
+  if (failed(builder.buildNestedBlock(block, fg)))
     return failure();
   return fg;
 }

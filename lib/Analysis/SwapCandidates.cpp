@@ -15,8 +15,7 @@ using ::lms::TensorIndex;
 
 SwapCandidates::SwapCandidates(const FunctionGraph &graph) {
   aliasesOf.resize(graph.getGraph().numTensors());
-  Operation *func = graph.getFunction();
-  Block &block = func->getRegion(0).front();
+  Block &block = *graph.getBlock();
   auto record = [&](Value value, OpIndex def) {
     std::optional<TensorIndex> t = graph.lookupBuffer(value);
     if (!t || !isa<RankedTensorType>(value.getType()))

@@ -121,7 +121,12 @@ llvm::Expected<MemoryProfile> lms::evaluatePlan(const Graph &graph,
           state.device += tensor.bytes;
         }
       }
-      during = state.device + op.transientBytes;
+      // A negative transient (a call) never goes below what was held.
+      during = op.transientBytes >= 0
+                   ? state.device + op.transientBytes
+                   : std::max<int64_t>(static_cast<int64_t>(before),
+                                       static_cast<int64_t>(state.device) +
+                                           op.transientBytes);
       if (options.recordSteps) {
         // The "after" of the previous compute step is its state before this.
         if (!profile.computeSteps.empty())
@@ -259,12 +264,20 @@ std::pair<uint64_t, OpIndex> lms::minimumFeasibleBytes(const Graph &graph) {
   OpIndex at = -1;
   for (OpIndex i = 0; i < static_cast<OpIndex>(graph.numOps()); ++i) {
     const Op &op = graph.op(i);
-    uint64_t bytes = op.transientBytes;
-    for (TensorIndex t : llvm::concat<const TensorIndex>(op.inputs, op.outputs))
-      if (graph.tensor(t).space == MemorySpace::Device)
-        bytes += graph.tensor(t).bytes;
-    if (at < 0 || bytes > best) {
-      best = bytes;
+    int64_t bytes = op.transientBytes;
+    int64_t largestSide = 0;
+    for (auto side : {llvm::ArrayRef<TensorIndex>(op.inputs),
+                      llvm::ArrayRef<TensorIndex>(op.outputs)}) {
+      int64_t sideBytes = 0;
+      for (TensorIndex t : side)
+        if (graph.tensor(t).space == MemorySpace::Device)
+          sideBytes += static_cast<int64_t>(graph.tensor(t).bytes);
+      bytes += sideBytes;
+      largestSide = std::max(largestSide, sideBytes);
+    }
+    bytes = std::max(bytes, largestSide);
+    if (at < 0 || static_cast<uint64_t>(bytes) > best) {
+      best = static_cast<uint64_t>(bytes);
       at = i;
     }
   }

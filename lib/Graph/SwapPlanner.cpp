@@ -345,11 +345,13 @@ lms::planSwaps(const Graph &graph, const DeviceSpec &device, uint64_t budget,
                                  .str();
       } else {
         const Op &op = graph.op(smallestAt);
-        uint64_t opBytes = op.transientBytes;
+        int64_t signedBytes = op.transientBytes;
         for (TensorIndex t :
              llvm::concat<const TensorIndex>(op.inputs, op.outputs))
           if (graph.tensor(t).space == MemorySpace::Device)
-            opBytes += graph.tensor(t).bytes;
+            signedBytes += graph.tensor(t).bytes;
+        uint64_t opBytes = static_cast<uint64_t>(std::max<int64_t>(
+            signedBytes, 0));
         infeasible->reason =
             llvm::formatv("its operands, results and temporaries need {0}",
                           formatBytes(opBytes))

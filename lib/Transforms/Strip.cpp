@@ -17,6 +17,7 @@
 namespace mlir {
 namespace lms {
 #define GEN_PASS_DEF_LMSSTRIP
+#define GEN_PASS_DEF_LMSINLINERECOMPUTES
 #include "LMS/Transforms/Passes.h.inc"
 } // namespace lms
 } // namespace mlir
@@ -52,8 +53,9 @@ Operation *findDominatingEquivalent(Operation *op, DominanceInfo &dom) {
   return nullptr;
 }
 
-/// Inlines `recompute` and merges the clones with dominating originals.
-void inlineRecompute(RecomputeOp recompute, Operation *root,
+/// Inlines `recompute` and, with `merge`, merges the clones with dominating
+/// originals.
+void inlineRecompute(RecomputeOp recompute, Operation *root, bool merge,
                      StripStatistics &stats) {
   OpBuilder builder(recompute);
   IRMapping mapping;
@@ -67,6 +69,8 @@ void inlineRecompute(RecomputeOp recompute, Operation *root,
     result.replaceAllUsesWith(mapping.lookupOrDefault(yielded));
   recompute.erase();
   ++stats.recomputesInlined;
+  if (!merge)
+    return;
 
   // Merge in program order, so that the operands of a clone have already
   // been merged when the clone is looked at.
@@ -122,15 +126,34 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
     swapOut.erase();
   }
 
-  // Recomputations: inline, then merge the clones with the originals. A
-  // body may itself hold recomputations, hence the loop.
+  // Recomputations: inline, then merge the clones with the originals.
+  inlineRecomputes(root, /*mergeWithOriginals=*/true, &stats);
+  return stats;
+}
+
+unsigned mlir::lms::inlineRecomputes(Operation *root, bool mergeWithOriginals,
+                                     StripStatistics *stats) {
+  StripStatistics local;
+  StripStatistics &counts = stats ? *stats : local;
+  unsigned before = counts.recomputesInlined;
+  // A body may itself hold recomputations, hence the loop.
   while (true) {
     SmallVector<RecomputeOp> recomputes;
     root->walk([&](RecomputeOp op) { recomputes.push_back(op); });
     if (recomputes.empty())
       break;
     for (RecomputeOp recompute : recomputes)
-      inlineRecompute(recompute, root, stats);
+      inlineRecompute(recompute, root, mergeWithOriginals, counts);
   }
-  return stats;
+  return counts.recomputesInlined - before;
 }
+
+namespace {
+struct LMSInlineRecomputesPass
+    : public mlir::lms::impl::LMSInlineRecomputesBase<
+          LMSInlineRecomputesPass> {
+  void runOnOperation() override {
+    inlineRecomputes(getOperation(), /*mergeWithOriginals=*/false);
+  }
+};
+} // namespace

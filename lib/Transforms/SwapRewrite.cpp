@@ -20,7 +20,7 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
   const std::vector<SwapDecision> &decisions = plan.decisions;
   size_t numDecisions = decisions.size();
   OpIndex numOps = static_cast<OpIndex>(graph.getGraph().numOps());
-  Block &block = graph.getFunction()->getRegion(0).front();
+  Block &block = *graph.getBlock();
 
   // Ops at each position p (before original op p), as in applySwapPlan:
   // swap-outs, then waits, then swap-ins, each by tensor index.

@@ -99,11 +99,12 @@ func.func @region(%a: tensor<16xf32>, %c: i1) -> tensor<16xf32> {
 
 // -----
 
-// COM: A call counts the peak of its callee (400 bytes of temporary; the
-// COM: callee's arguments and results are the call's, counted outside):
-// COM: 64 + 64 + 400 = 528. The callee on its own: 64 + 400 = 464.
+// COM: A call counts the peak of its callee: on its own the callee peaks at
+// COM: 64 (%x) + 400 (a temporary) = 464; its argument and result (64 + 64)
+// COM: are the call's operand and result, counted by the caller, so the call
+// COM: adds 464 - 128 = 336 to them: 464 again.
 // CHECK-LABEL: // memory of @callee: peak 464 bytes at op 0 tensor.empty
-// CHECK-LABEL: // memory of @caller: peak 528 bytes at op 0 func.call
+// CHECK-LABEL: // memory of @caller: peak 464 bytes at op 0 func.call
 func.func private @callee(%x: tensor<16xf32>) -> tensor<16xf32> {
   %t = tensor.empty() : tensor<100xf32>
   %e = tensor.empty() : tensor<16xf32>

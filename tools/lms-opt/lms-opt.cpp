@@ -12,16 +12,20 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
-  mlir::lms::registerLMSPasses();
+  mlir::lms::registerAllLMSPasses();
   mlir::lms::registerLMSGlobalOptions();
+  mlir::lms::registerLMSPipelines();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // Serializing GPU kernels (lms-gpu-pipeline) translates them to LLVM IR.
+  mlir::registerAllToLLVMIRTranslations(registry);
   mlir::lms::registerLMSDialect(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(

@@ -63,12 +63,22 @@ public:
   static FailureOr<FunctionGraph> build(Operation *func,
                                         const GraphOptions &options = {});
 
+  /// Translates a block nested in an op of a function (the body of an
+  /// `scf.for`, say) as the analyses see it inside that op: its arguments
+  /// and the values its terminator yields count zero bytes (they belong to
+  /// the enclosing op's operands and results).
+  static FailureOr<FunctionGraph> buildNested(Block &block,
+                                              const GraphOptions &options = {});
+
   FunctionGraph(FunctionGraph &&);
   FunctionGraph &operator=(FunctionGraph &&);
   ~FunctionGraph();
 
   const ::lms::Graph &getGraph() const { return graph; }
+  /// The function (or, for a nested block, the op that holds it).
   Operation *getFunction() const { return function; }
+  /// The block the graph describes.
+  Block *getBlock() const { return block; }
 
   /// The op of the function body at graph index `index`.
   Operation *getOp(::lms::OpIndex index) const { return ops[index]; }
@@ -95,6 +105,7 @@ private:
   friend class GraphBuilder;
 
   Operation *function = nullptr;
+  Block *block = nullptr;
   ::lms::Graph graph;
   SmallVector<Operation *> ops;
   SmallVector<Value> tensorValues;

@@ -77,9 +77,11 @@ struct Op {
   /// after the op are its results.
   llvm::SmallVector<TensorIndex, 1> updates;
   OpCost cost;
-  /// Extra device bytes needed only while the op runs (the peak inside an op
-  /// with regions, or inside a callee).
-  uint64_t transientBytes = 0;
+  /// Device bytes needed only while the op runs, on top of its inputs and
+  /// outputs: the peak inside an op with regions. Negative for a call whose
+  /// callee frees its arguments before its peak (never below the memory
+  /// held before the op).
+  int64_t transientBytes = 0;
 };
 
 /// Ops in schedule order and the tensors they use. Build it with addTensor /
@@ -101,7 +103,7 @@ public:
   }
   /// Records that `op` writes input `t` in place.
   void addUpdate(OpIndex op, TensorIndex t) { ops[op].updates.push_back(t); }
-  void setTransientBytes(OpIndex op, uint64_t bytes) {
+  void setTransientBytes(OpIndex op, int64_t bytes) {
     ops[op].transientBytes = bytes;
   }
   void setBytes(TensorIndex t, uint64_t bytes) { tensors[t].bytes = bytes; }

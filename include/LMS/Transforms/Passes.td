@@ -243,4 +243,40 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
   let dependentDialects = ["::mlir::lms::LMSDialect"];
 }
 
+def LMSInlineRecomputes : Pass<"lms-inline-recomputes"> {
+  let summary = "Inline lms.recompute regions at their position";
+  let description = [{
+    Replaces every `lms.recompute` by the ops of its body (its block arguments
+    by its inputs, its results by what it yields). Unlike `--lms-strip`, the
+    copies are kept: the program still recomputes, it only stops protecting
+    the recomputation from CSE. The lowering pipelines run it right before
+    bufferization, which has no model for `lms.recompute`.
+  }];
+}
+
+def LMSDeallocate : Pass<"lms-deallocate", "ModuleOp"> {
+  let summary = "Free every buffer right after its last use, as the memory "
+                "analysis counts it";
+  let description = [{
+    On bufferized IR, inserts a `memref.dealloc` after the last use of every
+    buffer a function owns, using the same liveness as the memory analyses
+    (views keep their buffer alive), so that the device memory a lowered
+    program uses is the memory the analyses and planners counted.
+
+    Ownership: a function owns the buffers it allocates (`memref.alloc`,
+    `lms.swap_in`, `bufferization.clone`), the results of its calls and its
+    memref arguments (a callee may free an argument after its last use, as
+    the analyses assume). Returned buffers are not freed (the caller owns
+    them); buffers offloaded by `lms.swap_out` are released by the swap's
+    lowering; globals and stack buffers are never freed. A caller therefore
+    passes a buffer to a call only when the call is its last use; otherwise
+    (or when the operand is a view, a global, or passed twice) it passes a
+    copy. Buffers allocated inside regions are freed there unless yielded.
+
+    Run it after one-shot bufferization (with `bufferize-function-boundaries`)
+    instead of upstream's buffer deallocation pipeline, which frees buffers at
+    the end of their block rather than after their last use.
+  }];
+}
+
 #endif // LMS_TRANSFORMS_PASSES_TD

@@ -20,6 +20,12 @@ struct StripStatistics {
 /// ops. Swap-ins of handles that no swap-out produced stay, with a warning.
 StripStatistics stripLMSOps(Operation *root);
 
+/// Inlines every `lms.recompute` under `root` (also nested ones) and returns
+/// how many; with `mergeWithOriginals`, inlined ops equivalent to a
+/// dominating op are replaced by it (what --lms-strip does).
+unsigned inlineRecomputes(Operation *root, bool mergeWithOriginals,
+                          StripStatistics *stats = nullptr);
+
 } // namespace lms
 } // namespace mlir
 

@@ -35,16 +35,32 @@ func.func @swap_out_encoding(%t: tensor<4xf32, "a">) {
 // -----
 
 func.func @swap_out_unranked(%t: tensor<*xf32>) {
-  // expected-error@+1 {{'lms.swap_out' op operand #0 must be ranked tensor of any type values, but got 'tensor<*xf32>'}}
+  // expected-error@+1 {{'lms.swap_out' op operand #0 must be ranked tensor of any type values or memref of any type values, but got 'tensor<*xf32>'}}
   %h = "lms.swap_out"(%t) : (tensor<*xf32>) -> !lms.host<tensor<4xf32>>
   return
 }
 
 // -----
 
-func.func @swap_out_memref(%t: memref<4xf32>) {
-  // expected-error@+1 {{'lms.swap_out' op operand #0 must be ranked tensor of any type values, but got 'memref<4xf32>'}}
-  %h = "lms.swap_out"(%t) : (memref<4xf32>) -> !lms.host<memref<4xf32>>
+func.func @swap_out_unranked_memref(%t: memref<*xf32>) {
+  // expected-error@+1 {{'lms.swap_out' op operand #0 must be ranked tensor of any type values or memref of any type values, but got 'memref<*xf32>'}}
+  %h = "lms.swap_out"(%t) : (memref<*xf32>) -> !lms.host<memref<4xf32>>
+  return
+}
+
+// -----
+
+func.func @swap_out_kind_mismatch(%t: memref<4xf32>) {
+  // expected-error@+1 {{'lms.swap_out' op expects a host type that holds a memref like its source, got '!lms.host<tensor<4xf32>>'}}
+  %h = lms.swap_out %t : memref<4xf32> -> !lms.host<tensor<4xf32>>
+  return
+}
+
+// -----
+
+func.func @swap_in_memref_shape(%h: !lms.host<memref<4xf32>>) {
+  // expected-error@+1 {{'lms.swap_in' op shape of the host value ('memref<4xf32>') differs from the result ('memref<8xf32>')}}
+  %u = lms.swap_in %h : !lms.host<memref<4xf32>> -> memref<8xf32>
   return
 }
 
@@ -81,7 +97,7 @@ func.func @swap_in_shape(%h: !lms.host<tensor<4xf32>>) {
 // -----
 
 func.func @swap_in_unranked(%h: !lms.host<tensor<4xf32>>) {
-  // expected-error@+1 {{'lms.swap_in' op result #0 must be ranked tensor of any type values, but got 'tensor<*xf32>'}}
+  // expected-error@+1 {{'lms.swap_in' op result #0 must be ranked tensor of any type values or memref of any type values, but got 'tensor<*xf32>'}}
   %u = "lms.swap_in"(%h) : (!lms.host<tensor<4xf32>>) -> tensor<*xf32>
   return
 }
@@ -89,7 +105,7 @@ func.func @swap_in_unranked(%h: !lms.host<tensor<4xf32>>) {
 // -----
 
 func.func @swap_in_of_buffer(%h: !lms.host<memref<4xf32>>) {
-  // expected-error@+1 {{'lms.swap_in' op expects a host type that holds a ranked tensor, got '!lms.host<memref<4xf32>>'}}
+  // expected-error@+1 {{'lms.swap_in' op expects a host type that holds a ranked tensor like its result, got '!lms.host<memref<4xf32>>'}}
   %u = lms.swap_in %h : !lms.host<memref<4xf32>> -> tensor<4xf32>
   return
 }

@@ -93,3 +93,15 @@ func.func @recompute_edge_cases(%a: tensor<4xf32>) -> tensor<4xf32> {
 func.func @host_memref(%h: !lms.host<memref<16xf32>>) {
   return
 }
+
+// COM: After bufferization the swap ops work on memrefs; the host copy is
+// COM: contiguous while the device buffer may have any layout.
+// CHECK-LABEL: func.func @buffers
+// CHECK: lms.swap_out %{{.*}} : memref<4x8xf32, strided<[16, 1]>> -> !lms.host<memref<4x8xf32>>
+// CHECK: lms.swap_in %{{.*}} : !lms.host<memref<4x8xf32>> -> memref<4x8xf32>
+func.func @buffers(%m: memref<4x8xf32, strided<[16, 1]>>) -> memref<4x8xf32> {
+  %h = lms.swap_out %m : memref<4x8xf32, strided<[16, 1]>> -> !lms.host<memref<4x8xf32>>
+  lms.swap_wait %h : !lms.host<memref<4x8xf32>>
+  %u = lms.swap_in %h : !lms.host<memref<4x8xf32>> -> memref<4x8xf32>
+  return %u : memref<4x8xf32>
+}

@@ -12,16 +12,18 @@
 using namespace mlir;
 using namespace mlir::lms;
 
-/// Checks that `hostType` holds exactly `deviceType`; `what` names the device
-/// side in the diagnostic ("source" or "result").
+/// Checks that `hostType` holds `deviceType`: the same tensor type, or, after
+/// bufferization, a memref of the same shape and element type (layouts may
+/// differ: the host copy is contiguous). `what` names the device side in the
+/// diagnostic ("source" or "result").
 static LogicalResult verifyHostHolds(Operation *op, HostType hostType,
                                      Type deviceType, StringRef what) {
-  auto held = dyn_cast<RankedTensorType>(hostType.getValueType());
-  if (!held)
-    return op->emitOpError(
-               "expects a host type that holds a ranked tensor, got ")
-           << hostType;
-  auto device = cast<RankedTensorType>(deviceType);
+  ShapedType held = hostType.getValueType();
+  auto device = cast<ShapedType>(deviceType);
+  if (isa<TensorType>(held) != isa<TensorType>(device))
+    return op->emitOpError("expects a host type that holds a ")
+           << (isa<TensorType>(device) ? "ranked tensor" : "memref")
+           << " like its " << what << ", got " << hostType;
   if (held.getElementType() != device.getElementType())
     return op->emitOpError("element type of the host value (")
            << held.getElementType() << ") differs from the " << what << " ("
@@ -29,9 +31,11 @@ static LogicalResult verifyHostHolds(Operation *op, HostType hostType,
   if (held.getShape() != device.getShape())
     return op->emitOpError("shape of the host value (")
            << held << ") differs from the " << what << " (" << device << ")";
-  if (held.getEncoding() != device.getEncoding())
-    return op->emitOpError("encoding of the host value differs from the ")
-           << what;
+  if (auto heldTensor = dyn_cast<RankedTensorType>(held))
+    if (heldTensor.getEncoding() !=
+        cast<RankedTensorType>(device).getEncoding())
+      return op->emitOpError("encoding of the host value differs from the ")
+             << what;
   return success();
 }
 

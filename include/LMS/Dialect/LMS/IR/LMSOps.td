@@ -27,7 +27,9 @@ def LMS_SwapOutOp : LMS_Op<"swap_out"> {
 
     The host type must hold exactly the source type (shape, element type,
     encoding). Sources of dynamic shape are accepted; the memory analyses then
-    need a user-given upper bound.
+    need a user-given upper bound. After bufferization the source is a memref
+    and the host type holds a memref of the same shape and element type (the
+    host copy is contiguous).
 
     Example:
 
@@ -36,7 +38,7 @@ def LMS_SwapOutOp : LMS_Op<"swap_out"> {
     lms.swap_wait %h : !lms.host<tensor<1024x1024xf32>>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$source);
+  let arguments = (ins AnyTypeOf<[AnyRankedTensor, AnyMemRef]>:$source);
   let results = (outs Res<LMS_HostType, "host copy of the source",
                           [MemAlloc<LMS_HostMemory>]>:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `->` qualified(type($result))";
@@ -104,7 +106,9 @@ def LMS_SwapInOp : LMS_Op<"swap_in"> {
   }];
   let arguments = (ins Arg<LMS_HostType, "handle of the offloaded tensor",
                            [MemRead<LMS_HostMemory>]>:$handle);
-  let results = (outs Res<AnyRankedTensor, "the tensor on the device",
+  let results = (outs Res<AnyTypeOf<[AnyRankedTensor, AnyMemRef]>,
+                          "the tensor (after bufferization: the buffer) on "
+                          "the device",
                           [MemAlloc<LMS_DeviceMemory>]>:$result);
   let assemblyFormat = "$handle attr-dict `:` qualified(type($handle)) `->` type($result)";
   let hasVerifier = 1;

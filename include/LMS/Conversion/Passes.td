@@ -1,0 +1,72 @@
+//===- Passes.td - LMS conversion passes -------------------*- tablegen -*-===//
+
+#ifndef LMS_CONVERSION_PASSES_TD
+#define LMS_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertLMSToGPU : Pass<"convert-lms-to-gpu", "ModuleOp"> {
+  let summary = "Lower bufferized lms ops and device buffers to the GPU "
+                "dialect's async copies";
+  let description = [{
+    On bufferized IR (after `--lms-deallocate`):
+
+    * every `memref.alloc` is a device buffer: `gpu.alloc async` on a fresh
+      stream, and `memref.dealloc` a `gpu.dealloc async`, each followed by
+      `gpu.wait` (the host continues once the memory is held or released);
+    * `lms.swap_out %buf` allocates a host staging buffer
+      (`gpu.alloc host_shared`, served from the runtime's pinned pool) and
+      starts a device-to-host `gpu.memcpy async` on a stream of its own;
+    * `lms.swap_wait %h` (and a swap-out without a wait, right away) is the
+      release point: a `gpu.dealloc async` of the offloaded buffer ordered
+      after the copy, and a `gpu.wait` on it, so the bytes are held exactly
+      until there, as the analyses count them;
+    * `lms.swap_in %h` allocates the device buffer at its position
+      (`gpu.alloc async`) and starts the host-to-device `gpu.memcpy async`,
+      ordered after the copy-out when that has not been waited for; after the
+      last swap-in of a handle the staging buffer is freed in stream order.
+      The first user of the result waits for it (`gpu.wait` before it: the
+      consumers run on the host in `lms-host-pipeline`).
+
+    Every async op has exactly one dependency; joins go through
+    `gpu.wait async [...]`, which `--gpu-to-llvm` lowers to stream-event
+    calls.
+
+    Example:
+
+    ```mlir
+    %h = lms.swap_out %buf : memref<16xf32> -> !lms.host<memref<16xf32>>
+    ...
+    lms.swap_wait %h : !lms.host<memref<16xf32>>
+    %u = lms.swap_in %h : !lms.host<memref<16xf32>> -> memref<16xf32>
+    "use"(%u) : (memref<16xf32>) -> ()
+    ```
+
+    becomes
+
+    ```mlir
+    %hbuf = gpu.alloc host_shared () : memref<16xf32>
+    %0 = gpu.wait async
+    %1 = gpu.memcpy async [%0] %hbuf, %buf : memref<16xf32>, memref<16xf32>
+    ...
+    %2 = gpu.dealloc async [%1] %buf : memref<16xf32>
+    gpu.wait [%2]
+    %3 = gpu.wait async
+    %u, %4 = gpu.alloc async [%3] () : memref<16xf32>
+    %5 = gpu.memcpy async [%4] %u, %hbuf : memref<16xf32>, memref<16xf32>
+    %6 = gpu.dealloc async [%5] %hbuf : memref<16xf32>
+    gpu.wait [%6]
+    "use"(%u) : (memref<16xf32>) -> ()
+    ```
+  }];
+  let options = [
+    Option<"skipConsumerWaits", "testing-skip-consumer-waits", "bool",
+           "false",
+           "For tests only: omit the waits before the users of swapped-in "
+           "buffers (a broken program the emulated device must catch)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+#endif // LMS_CONVERSION_PASSES_TD

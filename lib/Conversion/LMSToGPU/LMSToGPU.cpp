@@ -1,0 +1,252 @@
+//===- LMSToGPU.cpp - lms ops and device buffers to GPU async copies ------===//
+//
+// The --convert-lms-to-gpu pass; see Passes.td for what it emits. It walks
+// each block in order, so that the state of every host handle (its staging
+// buffer, the token of its copy-out, whether the release has happened) is
+// known when its users are reached.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LMS/Conversion/Passes.h"
+#include "LMS/Dialect/LMS/IR/LMSOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir {
+namespace lms {
+#define GEN_PASS_DEF_CONVERTLMSTOGPU
+#include "LMS/Conversion/Passes.h.inc"
+} // namespace lms
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::lms;
+
+namespace {
+
+/// What is known about a host handle while its block is lowered.
+struct Handle {
+  Value staging;      ///< host staging buffer
+  Value copyOut;      ///< token of the device-to-host copy
+  Value source;       ///< root device buffer released at the wait
+  bool released = false;
+  unsigned swapInsLeft = 0;
+};
+
+Type tokenType(OpBuilder &b) { return gpu::AsyncTokenType::get(b.getContext()); }
+
+/// A fresh stream, optionally ordered after `dependency`.
+Value newStream(OpBuilder &b, Location loc, Value dependency = {}) {
+  SmallVector<Value> deps;
+  if (dependency)
+    deps.push_back(dependency);
+  return gpu::WaitOp::create(b, loc, tokenType(b), deps).getAsyncToken();
+}
+
+/// Blocks the host until `token`'s stream is done.
+void hostWait(OpBuilder &b, Location loc, Value token) {
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
+}
+
+/// The dynamic sizes of `buffer`, for allocating one of the same shape.
+SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<Value> sizes;
+  for (int64_t dim = 0; dim < type.getRank(); ++dim)
+    if (type.isDynamicDim(dim))
+      sizes.push_back(memref::DimOp::create(b, loc, buffer, dim));
+  return sizes;
+}
+
+/// The allocation a (possibly viewed) buffer comes from.
+Value rootBuffer(Value buffer) {
+  while (auto view = buffer.getDefiningOp<ViewLikeOpInterface>()) {
+    if (!view.getViewSource())
+      break;
+    buffer = view.getViewSource();
+  }
+  return buffer;
+}
+
+struct ConvertLMSToGPUPass
+    : public mlir::lms::impl::ConvertLMSToGPUBase<ConvertLMSToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<Block *> blocks;
+    getOperation().walk([&](Block *block) { blocks.push_back(block); });
+    for (Block *block : blocks)
+      if (failed(lowerBlock(*block)))
+        return signalPassFailure();
+  }
+
+  LogicalResult lowerBlock(Block &block) {
+    DenseMap<Value, Handle> handles;
+    SmallVector<Operation *> ops;
+    for (Operation &op : block)
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      OpBuilder b(op);
+      Location loc = op->getLoc();
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        if (alloc.getType().getMemorySpace())
+          continue;
+        Value stream = newStream(b, loc);
+        auto device = gpu::AllocOp::create(
+            b, loc, alloc.getType(), tokenType(b), ValueRange{stream},
+            alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+            /*hostShared=*/false);
+        hostWait(b, loc, device.getAsyncToken());
+        alloc.replaceAllUsesWith(device.getMemref());
+        alloc.erase();
+      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        if (dealloc.getMemref().getType().getMemorySpace())
+          continue;
+        Value stream = newStream(b, loc);
+        auto free = gpu::DeallocOp::create(b, loc, tokenType(b),
+                                           ValueRange{stream},
+                                           dealloc.getMemref());
+        hostWait(b, loc, free.getAsyncToken());
+        dealloc.erase();
+      } else if (auto swapOut = dyn_cast<SwapOutOp>(op)) {
+        if (failed(lowerSwapOut(swapOut, handles)))
+          return failure();
+      } else if (auto wait = dyn_cast<SwapWaitOp>(op)) {
+        auto it = handles.find(wait.getHandle());
+        if (it == handles.end())
+          return wait.emitOpError("has no lowered swap-out in its block");
+        release(b, loc, it->second);
+        wait.erase();
+      } else if (auto swapIn = dyn_cast<SwapInOp>(op)) {
+        if (failed(lowerSwapIn(swapIn, handles)))
+          return failure();
+      }
+    }
+    for (SwapOutOp swapOut : loweredSwapOuts) {
+      if (!swapOut->use_empty())
+        return swapOut.emitOpError("has a use the lowering did not replace");
+      swapOut.erase();
+    }
+    loweredSwapOuts.clear();
+    return success();
+  }
+
+  SmallVector<SwapOutOp> loweredSwapOuts;
+
+  LogicalResult lowerSwapOut(SwapOutOp swapOut,
+                             DenseMap<Value, Handle> &handles) {
+    auto sourceType = dyn_cast<MemRefType>(swapOut.getSource().getType());
+    if (!sourceType)
+      return swapOut.emitOpError(
+          "must be bufferized before it is lowered to the GPU dialect");
+    if (!sourceType.getLayout().isIdentity())
+      return swapOut.emitOpError(
+          "cannot offload a strided view: the lowering copies contiguous "
+          "buffers");
+    auto stagingType = cast<MemRefType>(
+        cast<HostType>(swapOut.getType()).getValueType());
+    OpBuilder b(swapOut);
+    Location loc = swapOut.getLoc();
+    Handle handle;
+    handle.source = rootBuffer(swapOut.getSource());
+    if (isa_and_nonnull<memref::GetGlobalOp>(handle.source.getDefiningOp()))
+      return swapOut.emitOpError("cannot offload a global buffer");
+    handle.staging =
+        gpu::AllocOp::create(b, loc, stagingType, Type(), ValueRange{},
+                             dynamicSizes(b, loc, swapOut.getSource()),
+                             ValueRange{}, /*hostShared=*/true)
+            .getMemref();
+    Value stream = newStream(b, loc);
+    handle.copyOut = gpu::MemcpyOp::create(b, loc, tokenType(b),
+                                           ValueRange{stream}, handle.staging,
+                                           swapOut.getSource())
+                         .getAsyncToken();
+    bool hasWait = false;
+    for (Operation *user : swapOut.getResult().getUsers()) {
+      hasWait |= isa<SwapWaitOp>(user);
+      handle.swapInsLeft += isa<SwapInOp>(user);
+    }
+    for (Operation *user : swapOut.getResult().getUsers())
+      if (!isa<SwapWaitOp, SwapInOp>(user))
+        return user->emitOpError("uses an offloaded handle in a way the "
+                                 "lowering does not support");
+    // Without a wait the swap-out is synchronous.
+    if (!hasWait)
+      release(b, loc, handle);
+    handles[swapOut.getResult()] = handle;
+    // Erased once its users are lowered.
+    loweredSwapOuts.push_back(swapOut);
+    return success();
+  }
+
+  /// The release point: free the offloaded buffer after its copy-out, and
+  /// the staging buffer too when nothing will read it; the host waits.
+  void release(OpBuilder &b, Location loc, Handle &handle) {
+    Value token = gpu::DeallocOp::create(b, loc, tokenType(b),
+                                         ValueRange{handle.copyOut},
+                                         handle.source)
+                      .getAsyncToken();
+    if (handle.swapInsLeft == 0)
+      token = gpu::DeallocOp::create(b, loc, tokenType(b), ValueRange{token},
+                                     handle.staging)
+                  .getAsyncToken();
+    hostWait(b, loc, token);
+    handle.released = true;
+  }
+
+  LogicalResult lowerSwapIn(SwapInOp swapIn, DenseMap<Value, Handle> &handles) {
+    auto it = handles.find(swapIn.getHandle());
+    if (it == handles.end())
+      return swapIn.emitOpError("has no lowered swap-out in its block");
+    Handle &handle = it->second;
+    auto type = dyn_cast<MemRefType>(swapIn.getType());
+    if (!type)
+      return swapIn.emitOpError(
+          "must be bufferized before it is lowered to the GPU dialect");
+    if (!handle.released)
+      return swapIn.emitOpError(
+          "comes before the release point of its handle (its lms.swap_wait); "
+          "the lowering needs the wait first");
+    OpBuilder b(swapIn);
+    Location loc = swapIn.getLoc();
+    // The host waited for the copy-out at the release: a fresh stream.
+    Value stream = newStream(b, loc);
+    auto device = gpu::AllocOp::create(
+        b, loc, type, tokenType(b), ValueRange{stream},
+        dynamicSizes(b, loc, handle.staging), ValueRange{},
+        /*hostShared=*/false);
+    Value token = gpu::MemcpyOp::create(b, loc, tokenType(b),
+                                        ValueRange{device.getAsyncToken()},
+                                        device.getMemref(), handle.staging)
+                      .getAsyncToken();
+    if (--handle.swapInsLeft == 0)
+      token = gpu::DeallocOp::create(b, loc, tokenType(b), ValueRange{token},
+                                     handle.staging)
+                  .getAsyncToken();
+    // The first user waits for the copy-in.
+    Block *block = swapIn->getBlock();
+    Operation *firstUser = nullptr;
+    for (Operation *user : swapIn.getResult().getUsers()) {
+      Operation *top = block->findAncestorOpInBlock(*user);
+      if (top && (!firstUser || top->isBeforeInBlock(firstUser)))
+        firstUser = top;
+    }
+    swapIn.getResult().replaceAllUsesWith(device.getMemref());
+    swapIn.erase();
+    if (skipConsumerWaits)
+      return success();
+    OpBuilder waitBuilder(b.getContext());
+    if (firstUser)
+      waitBuilder.setInsertionPoint(firstUser);
+    else
+      waitBuilder.setInsertionPointAfterValue(token);
+    hostWait(waitBuilder, loc, token);
+    return success();
+  }
+};
+
+} // namespace

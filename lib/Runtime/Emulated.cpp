@@ -1,0 +1,339 @@
+//===- Emulated.cpp - The emulated device backend -------------------------===//
+//
+// Device memory is host memory with a capacity; every stream is a worker
+// thread that runs its operations in order, each copy after a delay (copies
+// "complete late", so a program that reads a copy's destination without
+// waiting sees stale data); fresh and freed device memory is poisoned with
+// 0xFF bytes (NaN as floats) and freed memory is quarantined before it is
+// returned to the system, so a read after free or a missing wait shows.
+// Allocation beyond the capacity aborts with a message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <thread>
+
+using namespace lms::runtime;
+
+namespace {
+
+constexpr size_t kAlignment = 256;
+constexpr size_t kQuarantineBytes = 64ull << 20;
+constexpr unsigned char kPoison = 0xFF;
+
+size_t roundUp(size_t bytes) {
+  return (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment *
+         kAlignment;
+}
+
+/// A stream: a thread that runs tasks in order.
+class Stream {
+public:
+  Stream() : worker([this] { run(); }) {}
+  ~Stream() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    wake.notify_all();
+    worker.join();
+  }
+  void enqueue(std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      tasks.push_back(std::move(task));
+      ++pending;
+    }
+    wake.notify_all();
+  }
+  void synchronize() {
+    std::unique_lock<std::mutex> lock(mutex);
+    done.wait(lock, [this] { return pending == 0; });
+  }
+
+private:
+  void run() {
+    while (true) {
+      std::function<void()> task;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [this] { return stopping || !tasks.empty(); });
+        if (tasks.empty())
+          return;
+        task = std::move(tasks.front());
+        tasks.pop_front();
+      }
+      task();
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        --pending;
+      }
+      done.notify_all();
+    }
+  }
+
+  std::mutex mutex;
+  std::condition_variable wake, done;
+  std::deque<std::function<void()>> tasks;
+  size_t pending = 0;
+  bool stopping = false;
+  std::thread worker;
+};
+
+struct Event {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool signalled = true; // an unrecorded event is complete
+  uint64_t generation = 0;
+  void wait() {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [this] { return signalled; });
+  }
+};
+
+class EmulatedBackend final : public Backend {
+public:
+  EmulatedBackend()
+      : pool([](size_t bytes) { return std::aligned_alloc(4096, bytes); },
+             [](void *ptr) { std::free(ptr); },
+             std::getenv("LMS_PINNED_BYTES")
+                 ? parseSize(std::getenv("LMS_PINNED_BYTES"),
+                             "LMS_PINNED_BYTES")
+                 : 0) {
+    capacity = std::getenv("LMS_DEVICE_BYTES")
+                   ? parseSize(std::getenv("LMS_DEVICE_BYTES"),
+                               "LMS_DEVICE_BYTES")
+                   : (16ull << 30);
+    if (const char *delay = std::getenv("LMS_COPY_DELAY_US"))
+      copyDelay = std::chrono::microseconds(std::atoll(delay));
+  }
+
+  ~EmulatedBackend() override {
+    // Streams first: their threads may still touch memory.
+    idleStreams.clear();
+    liveStreams.clear();
+    for (auto &[ptr, bytes] : quarantine)
+      std::free(ptr);
+    for (auto &[ptr, bytes] : device)
+      std::free(ptr);
+  }
+
+  const char *name() const override { return "emulated"; }
+
+  void *streamCreate() override {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::unique_ptr<Stream> stream;
+    if (!idleStreams.empty()) {
+      stream = std::move(idleStreams.back());
+      idleStreams.pop_back();
+    } else {
+      stream = std::make_unique<Stream>();
+    }
+    Stream *raw = stream.get();
+    liveStreams[raw] = std::move(stream);
+    return raw;
+  }
+  void streamDestroy(void *stream) override {
+    if (!stream)
+      return;
+    streamOf(stream)->synchronize();
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = liveStreams.find(static_cast<Stream *>(stream));
+    idleStreams.push_back(std::move(it->second));
+    liveStreams.erase(it);
+  }
+  void streamSynchronize(void *stream) override {
+    if (stream)
+      streamOf(stream)->synchronize();
+  }
+  void streamWaitEvent(void *stream, void *event) override {
+    auto *e = static_cast<Event *>(event);
+    run(stream, [e] { e->wait(); });
+  }
+  void *eventCreate() override { return new Event(); }
+  void eventDestroy(void *event) override {
+    auto *e = static_cast<Event *>(event);
+    e->wait();
+    delete e;
+  }
+  void eventSynchronize(void *event) override {
+    static_cast<Event *>(event)->wait();
+  }
+  void eventRecord(void *event, void *stream) override {
+    auto *e = static_cast<Event *>(event);
+    {
+      std::lock_guard<std::mutex> lock(e->mutex);
+      e->signalled = false;
+    }
+    run(stream, [e] {
+      {
+        std::lock_guard<std::mutex> lock(e->mutex);
+        e->signalled = true;
+      }
+      e->cv.notify_all();
+    });
+  }
+
+  void *memAlloc(uint64_t bytes, void *stream, bool hostShared) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (hostShared)
+      return pool.get(bytes, stats);
+    // The memory is taken when the host asks, whatever the stream.
+    size_t rounded = roundUp(bytes);
+    if (stats.deviceBytesInUse + rounded > capacity)
+      fatal("out of device memory: allocating " + std::to_string(bytes) +
+            " bytes with " + std::to_string(stats.deviceBytesInUse) +
+            " in use of a capacity of " + std::to_string(capacity) +
+            " (LMS_DEVICE_BYTES)");
+    void *ptr = std::aligned_alloc(kAlignment, rounded);
+    if (!ptr)
+      fatal("the host is out of memory for " + std::to_string(rounded) +
+            " bytes of emulated device memory");
+    std::memset(ptr, kPoison, rounded);
+    device[ptr] = rounded;
+    stats.deviceBytesInUse += rounded;
+    stats.peakDeviceBytes =
+        std::max(stats.peakDeviceBytes, stats.deviceBytesInUse);
+    ++stats.deviceAllocations;
+    return ptr;
+  }
+
+  void memFree(void *ptr, void *stream) override {
+    if (!ptr)
+      return;
+    run(stream, [this, ptr] { release(ptr); });
+  }
+
+  void memcpy(void *dst, void *src, size_t bytes, void *stream) override {
+    run(stream, [this, dst, src, bytes] {
+      if (copyDelay.count() > 0)
+        std::this_thread::sleep_for(copyDelay);
+      std::memmove(dst, src, bytes);
+      std::lock_guard<std::mutex> lock(mutex);
+      bool toDevice = isDevice(dst), fromDevice = isDevice(src);
+      if (toDevice && fromDevice) {
+        stats.d2dBytes += bytes;
+        ++stats.d2dCopies;
+      } else if (toDevice) {
+        stats.h2dBytes += bytes;
+        ++stats.h2dCopies;
+      } else if (fromDevice) {
+        stats.d2hBytes += bytes;
+        ++stats.d2hCopies;
+      }
+    });
+  }
+  void memset32(void *dst, uint32_t value, size_t count, void *stream) override {
+    run(stream, [dst, value, count] {
+      auto *p = static_cast<uint32_t *>(dst);
+      std::fill(p, p + count, value);
+    });
+  }
+  void memset16(void *dst, uint16_t value, size_t count, void *stream) override {
+    run(stream, [dst, value, count] {
+      auto *p = static_cast<uint16_t *>(dst);
+      std::fill(p, p + count, value);
+    });
+  }
+  void hostRegister(void *, uint64_t) override {}
+  void hostUnregister(void *) override {}
+
+  void *moduleLoad(void *, size_t) override {
+    fatal("the emulated device cannot run GPU kernels: lower with "
+          "lms-host-pipeline, or run on a GPU with LMS_RUNTIME=cuda");
+  }
+  void *moduleLoadJIT(void *data, int) override { return moduleLoad(data, 0); }
+  void moduleUnload(void *) override {}
+  void *moduleGetFunction(void *, const char *) override { return nullptr; }
+  void launchKernel(void *, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
+                    intptr_t, int32_t, void *, void **, void **,
+                    size_t) override {
+    fatal("the emulated device cannot run GPU kernels");
+  }
+
+  Stats snapshot() override {
+    // Let in-flight work finish so that the numbers are final.
+    std::vector<Stream *> streams;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      for (auto &[raw, owned] : liveStreams)
+        streams.push_back(raw);
+    }
+    for (Stream *stream : streams)
+      stream->synchronize();
+    std::lock_guard<std::mutex> lock(mutex);
+    Stats result = stats;
+    result.leakedBytes = stats.deviceBytesInUse + pool.bytesInUse();
+    result.leakedAllocations = device.size() + pool.buffersInUse();
+    return result;
+  }
+
+private:
+  Stream *streamOf(void *stream) { return static_cast<Stream *>(stream); }
+
+  /// Runs `task` in stream order, or now on the null stream.
+  void run(void *stream, std::function<void()> task) {
+    if (stream)
+      streamOf(stream)->enqueue(std::move(task));
+    else
+      task();
+  }
+
+  bool isDevice(void *ptr) {
+    // Copies address the start of a buffer or a point inside it.
+    auto it = device.upper_bound(ptr);
+    if (it == device.begin())
+      return false;
+    --it;
+    return static_cast<char *>(ptr) <
+           static_cast<char *>(it->first) + it->second;
+  }
+
+  void release(void *ptr) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (pool.owns(ptr)) {
+      pool.put(ptr, stats);
+      return;
+    }
+    auto it = device.find(ptr);
+    if (it == device.end())
+      fatal("freeing memory that is not a live device allocation (double "
+            "free?)");
+    size_t bytes = it->second;
+    std::memset(ptr, kPoison, bytes);
+    stats.deviceBytesInUse -= bytes;
+    device.erase(it);
+    // Keep freed memory poisoned for a while before the system reuses it.
+    quarantine.push_back({ptr, bytes});
+    quarantined += bytes;
+    while (quarantined > kQuarantineBytes) {
+      quarantined -= quarantine.front().second;
+      std::free(quarantine.front().first);
+      quarantine.pop_front();
+    }
+  }
+
+  std::mutex mutex;
+  Stats stats;
+  PinnedPool pool;
+  uint64_t capacity;
+  std::chrono::microseconds copyDelay{200};
+  std::map<void *, size_t> device;
+  std::deque<std::pair<void *, size_t>> quarantine;
+  size_t quarantined = 0;
+  std::unordered_map<Stream *, std::unique_ptr<Stream>> liveStreams;
+  std::vector<std::unique_ptr<Stream>> idleStreams;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> lms::runtime::createEmulatedBackend() {
+  return std::make_unique<EmulatedBackend>();
+}

@@ -1,0 +1,291 @@
+//===- Runtime.cpp - The mgpu* entry points and backend selection ---------===//
+//
+// The C ABI that --gpu-to-llvm calls, dispatched to the backend chosen by
+// LMS_RUNTIME (or by whether a GPU is visible), plus the statistics, the
+// pinned pool and the size parser shared by the backends.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+
+#include "LMS/Runtime/Runtime.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+using namespace lms::runtime;
+
+void lms::runtime::fatal(const std::string &message) {
+  std::fprintf(stderr, "lms runtime: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+uint64_t lms::runtime::parseSize(const char *text, const char *what) {
+  char *end = nullptr;
+  double value = std::strtod(text, &end);
+  if (end == text || value < 0)
+    fatal(std::string("invalid ") + what + " '" + text +
+          "': expected a number of bytes with an optional unit");
+  while (*end == ' ')
+    ++end;
+  struct Unit {
+    const char *name;
+    double scale;
+  };
+  static const Unit units[] = {{"", 1},
+                               {"B", 1},
+                               {"KB", 1e3},
+                               {"MB", 1e6},
+                               {"GB", 1e9},
+                               {"TB", 1e12},
+                               {"KiB", 1024.0},
+                               {"MiB", 1024.0 * 1024},
+                               {"GiB", 1024.0 * 1024 * 1024},
+                               {"TiB", 1024.0 * 1024 * 1024 * 1024}};
+  for (const Unit &unit : units)
+    if (std::strcmp(end, unit.name) == 0)
+      return static_cast<uint64_t>(std::llround(value * unit.scale));
+  fatal(std::string("invalid ") + what + " '" + text + "': unknown unit '" +
+        end + "'");
+}
+
+std::string Stats::toJson(const char *backend) const {
+  std::ostringstream os;
+  os << "{\n  \"backend\": \"" << backend << "\",\n"
+     << "  \"peak_device_bytes\": " << peakDeviceBytes << ",\n"
+     << "  \"device_bytes_in_use\": " << deviceBytesInUse << ",\n"
+     << "  \"device_allocations\": " << deviceAllocations << ",\n"
+     << "  \"h2d_bytes\": " << h2dBytes << ",\n"
+     << "  \"d2h_bytes\": " << d2hBytes << ",\n"
+     << "  \"d2d_bytes\": " << d2dBytes << ",\n"
+     << "  \"h2d_copies\": " << h2dCopies << ",\n"
+     << "  \"d2h_copies\": " << d2hCopies << ",\n"
+     << "  \"d2d_copies\": " << d2dCopies << ",\n"
+     << "  \"pinned_bytes\": " << pinnedBytes << ",\n"
+     << "  \"pinned_peak_bytes\": " << pinnedPeakBytes << ",\n"
+     << "  \"pinned_allocations\": " << pinnedAllocations << ",\n"
+     << "  \"pinned_reuses\": " << pinnedReuses << ",\n"
+     << "  \"leaked_bytes\": " << leakedBytes << ",\n"
+     << "  \"leaked_allocations\": " << leakedAllocations << "\n}\n";
+  return os.str();
+}
+
+//===----------------------------------------------------------------------===//
+// PinnedPool
+//===----------------------------------------------------------------------===//
+
+PinnedPool::~PinnedPool() {
+  for (auto &[size, ptr] : free)
+    release(ptr);
+}
+
+void *PinnedPool::get(size_t bytes, Stats &stats) {
+  // Size classes of 4 KiB keep reuse likely without wasting much.
+  size_t rounded = (std::max<size_t>(bytes, 1) + 4095) / 4096 * 4096;
+  auto it = free.lower_bound(rounded);
+  // Reuse a buffer of the class or up to twice its size.
+  if (it != free.end() && it->first <= 2 * rounded) {
+    void *ptr = it->second;
+    free.erase(it);
+    inUse += sizes[ptr];
+    ++inUseCount;
+    ++stats.pinnedReuses;
+    return ptr;
+  }
+  if (cap && held + rounded > cap) {
+    // Give the idle buffers back before giving up.
+    for (auto &[size, ptr] : free) {
+      held -= size;
+      sizes.erase(ptr);
+      release(ptr);
+    }
+    free.clear();
+    if (held + rounded > cap)
+      fatal("the pinned staging pool is full: " + std::to_string(held) +
+            " bytes in use and " + std::to_string(rounded) +
+            " more requested, over LMS_PINNED_BYTES=" + std::to_string(cap));
+  }
+  void *ptr = allocate(rounded);
+  sizes[ptr] = rounded;
+  held += rounded;
+  inUse += rounded;
+  ++inUseCount;
+  ++stats.pinnedAllocations;
+  stats.pinnedBytes = held;
+  stats.pinnedPeakBytes = std::max(stats.pinnedPeakBytes, held);
+  return ptr;
+}
+
+void PinnedPool::put(void *ptr, Stats &stats) {
+  auto it = sizes.find(ptr);
+  if (it == sizes.end())
+    fatal("freeing a staging buffer the pinned pool does not own");
+  inUse -= it->second;
+  --inUseCount;
+  free.insert({it->second, ptr});
+  stats.pinnedBytes = held;
+}
+
+//===----------------------------------------------------------------------===//
+// Backend selection
+//===----------------------------------------------------------------------===//
+
+extern "C" void lmsRuntimeWriteStats(const char *path);
+
+namespace {
+
+void writeStatsAtExit() {
+  if (const char *path = std::getenv("LMS_RUNTIME_STATS"))
+    lmsRuntimeWriteStats(path);
+}
+
+Backend &backend() {
+  static std::unique_ptr<Backend> instance = [] {
+    const char *choice = std::getenv("LMS_RUNTIME");
+    std::string name = choice ? choice : "";
+    if (name == "emulated")
+      return createEmulatedBackend();
+    if (name == "cuda") {
+      std::unique_ptr<Backend> cuda = createCudaBackend();
+      if (!cuda)
+        fatal("LMS_RUNTIME=cuda, but this runtime was built without CUDA");
+      return cuda;
+    }
+    if (!name.empty())
+      fatal("invalid LMS_RUNTIME '" + name + "': expected emulated or cuda");
+    if (cudaDeviceAvailable())
+      return createCudaBackend();
+    std::fprintf(stderr, "lms runtime: no GPU found, using the emulated "
+                         "device (set LMS_RUNTIME=emulated to silence this)\n");
+    return createEmulatedBackend();
+  }();
+  // Registered after the backend exists, so it runs before the backend is
+  // destroyed.
+  static bool atExit = (std::atexit(writeStatsAtExit), true);
+  (void)atExit;
+  return *instance;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// C ABI
+//===----------------------------------------------------------------------===//
+
+#define LMS_EXPORT extern "C" __attribute__((visibility("default")))
+
+LMS_EXPORT void lmsRuntimeWriteStats(const char *path) {
+  Backend &b = backend();
+  std::string json = b.snapshot().toJson(b.name());
+  if (!path || std::strcmp(path, "-") == 0) {
+    std::fputs(json.c_str(), stderr);
+    return;
+  }
+  FILE *file = std::fopen(path, "w");
+  if (!file)
+    fatal(std::string("cannot write the statistics to '") + path + "'");
+  std::fputs(json.c_str(), file);
+  std::fclose(file);
+}
+
+LMS_EXPORT const char *lmsRuntimeBackend(void) { return backend().name(); }
+
+LMS_EXPORT uint64_t lmsRuntimePeakDeviceBytes(void) {
+  return backend().snapshot().peakDeviceBytes;
+}
+
+LMS_EXPORT void *mgpuStreamCreate() { return backend().streamCreate(); }
+LMS_EXPORT void mgpuStreamDestroy(void *stream) {
+  backend().streamDestroy(stream);
+}
+LMS_EXPORT void mgpuStreamSynchronize(void *stream) {
+  backend().streamSynchronize(stream);
+}
+LMS_EXPORT void mgpuStreamWaitEvent(void *stream, void *event) {
+  backend().streamWaitEvent(stream, event);
+}
+LMS_EXPORT void *mgpuEventCreate() { return backend().eventCreate(); }
+LMS_EXPORT void mgpuEventDestroy(void *event) { backend().eventDestroy(event); }
+LMS_EXPORT void mgpuEventSynchronize(void *event) {
+  backend().eventSynchronize(event);
+}
+LMS_EXPORT void mgpuEventRecord(void *event, void *stream) {
+  backend().eventRecord(event, stream);
+}
+LMS_EXPORT void *mgpuMemAlloc(uint64_t bytes, void *stream, bool isHostShared) {
+  return backend().memAlloc(bytes, stream, isHostShared);
+}
+LMS_EXPORT void mgpuMemFree(void *ptr, void *stream) {
+  backend().memFree(ptr, stream);
+}
+LMS_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
+  backend().memcpy(dst, src, bytes, stream);
+}
+LMS_EXPORT void mgpuMemset32(void *dst, uint32_t value, size_t count,
+                             void *stream) {
+  backend().memset32(dst, value, count, stream);
+}
+LMS_EXPORT void mgpuMemset16(void *dst, uint16_t value, size_t count,
+                             void *stream) {
+  backend().memset16(dst, value, count, stream);
+}
+
+/// The ranked memref descriptor header that mgpuMemHostRegisterMemRef gets.
+template <typename T>
+struct MemRefHeader {
+  T *allocated;
+  T *aligned;
+  int64_t offset;
+  int64_t sizes[1];
+};
+
+LMS_EXPORT void mgpuMemHostRegister(void *ptr, uint64_t bytes) {
+  backend().hostRegister(ptr, bytes);
+}
+LMS_EXPORT void mgpuMemHostUnregister(void *ptr) {
+  backend().hostUnregister(ptr);
+}
+LMS_EXPORT void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
+                                          int64_t elementSizeBytes) {
+  auto *header = static_cast<MemRefHeader<char> *>(descriptor);
+  int64_t count = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    count *= header->sizes[i];
+  backend().hostRegister(header->aligned + header->offset * elementSizeBytes,
+                         static_cast<uint64_t>(count * elementSizeBytes));
+}
+LMS_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
+                                            int64_t elementSizeBytes) {
+  auto *header = static_cast<MemRefHeader<char> *>(descriptor);
+  backend().hostUnregister(header->aligned +
+                           header->offset * elementSizeBytes);
+}
+LMS_EXPORT void *mgpuModuleLoad(void *data, size_t size) {
+  return backend().moduleLoad(data, size);
+}
+LMS_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  return backend().moduleLoadJIT(data, optLevel);
+}
+LMS_EXPORT void mgpuModuleUnload(void *module) {
+  backend().moduleUnload(module);
+}
+LMS_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
+  return backend().moduleGetFunction(module, name);
+}
+LMS_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
+                                 intptr_t gridY, intptr_t gridZ,
+                                 intptr_t blockX, intptr_t blockY,
+                                 intptr_t blockZ, int32_t smem, void *stream,
+                                 void **params, void **extra,
+                                 size_t paramsCount) {
+  backend().launchKernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ,
+                         smem, stream, params, extra, paramsCount);
+}
+LMS_EXPORT void mgpuSetDefaultDevice(int32_t device) {
+  if (device != 0)
+    fatal("only device 0 is supported");
+}

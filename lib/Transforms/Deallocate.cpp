@@ -1,0 +1,172 @@
+//===- Deallocate.cpp - Free buffers after their last use -----------------===//
+//
+// The --lms-deallocate pass: deallocation driven by the memory analyses, so
+// that the lowered program holds exactly the buffers the planners counted.
+// Ownership rules are in the pass description (Passes.td).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LMS/Analysis/FunctionGraph.h"
+#include "LMS/Dialect/LMS/IR/LMSOps.h"
+#include "LMS/Transforms/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+namespace mlir {
+namespace lms {
+#define GEN_PASS_DEF_LMSDEALLOCATE
+#include "LMS/Transforms/Passes.h.inc"
+} // namespace lms
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::lms;
+using ::lms::OpIndex;
+using ::lms::TensorIndex;
+
+namespace {
+
+/// Whether the value that allocates a buffer makes it owned by its block.
+bool isOwnedAllocation(Value value, bool functionBody) {
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return functionBody && isa<BaseMemRefType>(arg.getType());
+  Operation *op = value.getDefiningOp();
+  return isa<memref::AllocOp, SwapInOp, bufferization::CloneOp,
+             CallOpInterface>(op);
+}
+
+struct LMSDeallocatePass
+    : public mlir::lms::impl::LMSDeallocateBase<LMSDeallocatePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto func : module.getOps<FunctionOpInterface>()) {
+      if (func.isExternal())
+        continue;
+      if (failed(copyCallOperands(func)) ||
+          failed(deallocateFunction(func)))
+        return signalPassFailure();
+    }
+  }
+
+  /// Before a call, replaces every memref operand the callee cannot own by a
+  /// copy: a view, a global, an operand passed twice, or a buffer the caller
+  /// still uses after the call.
+  LogicalResult copyCallOperands(FunctionOpInterface func) {
+    FailureOr<FunctionGraph> graph = FunctionGraph::build(func);
+    if (failed(graph))
+      return failure();
+    SmallVector<CallOpInterface> calls;
+    func.walk([&](CallOpInterface call) { calls.push_back(call); });
+    Block &body = *graph->getBlock();
+    for (CallOpInterface call : calls) {
+      Operation *top = body.findAncestorOpInBlock(*call);
+      std::optional<OpIndex> index = top ? graph->lookupOp(top) : std::nullopt;
+      llvm::SmallDenseSet<TensorIndex> seen;
+      for (OpOperand &operand : call->getOpOperands()) {
+        Value value = operand.get();
+        if (!isa<MemRefType>(value.getType()))
+          continue;
+        std::optional<TensorIndex> t = graph->lookupBuffer(value);
+        bool consumable =
+            index && call.getOperation() == top && t &&
+            graph->getAllocatingValue(*t) == value &&
+            isOwnedAllocation(value, /*functionBody=*/true) &&
+            graph->getGraph().lastUse(*t) == *index && seen.insert(*t).second;
+        if (consumable)
+          continue;
+        OpBuilder builder(call);
+        auto type = cast<MemRefType>(value.getType());
+        SmallVector<Value> dynamicSizes;
+        for (int64_t dim = 0; dim < type.getRank(); ++dim)
+          if (type.isDynamicDim(dim))
+            dynamicSizes.push_back(
+                memref::DimOp::create(builder, call.getLoc(), value, dim));
+        auto copyType = MemRefType::get(type.getShape(), type.getElementType());
+        Value copy = memref::AllocOp::create(builder, call.getLoc(), copyType,
+                                             dynamicSizes);
+        memref::CopyOp::create(builder, call.getLoc(), value, copy);
+        if (copyType != type)
+          copy = memref::CastOp::create(builder, call.getLoc(), type, copy);
+        operand.set(copy);
+      }
+    }
+    return success();
+  }
+
+  LogicalResult deallocateFunction(FunctionOpInterface func) {
+    FailureOr<FunctionGraph> graph = FunctionGraph::build(func);
+    if (failed(graph))
+      return failure();
+    if (failed(deallocateBlock(*graph, /*functionBody=*/true)))
+      return failure();
+    // Blocks nested in the function's ops, innermost last.
+    SmallVector<Block *> nested;
+    func.getFunctionBody().front().walk([&](Operation *op) {
+      if (isa<linalg::LinalgOp>(op))
+        return;
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          if (llvm::any_of(block, [](Operation &inner) {
+                return isa<memref::AllocOp, SwapInOp, bufferization::CloneOp,
+                           CallOpInterface>(inner);
+              }))
+            nested.push_back(&block);
+    });
+    for (Block *block : nested) {
+      FailureOr<FunctionGraph> inner = FunctionGraph::buildNested(*block);
+      if (failed(inner))
+        return failure();
+      if (failed(deallocateBlock(*inner, /*functionBody=*/false)))
+        return failure();
+    }
+    return success();
+  }
+
+  LogicalResult deallocateBlock(const FunctionGraph &graph, bool functionBody) {
+    const ::lms::Graph &g = graph.getGraph();
+    Block &block = *graph.getBlock();
+    OpIndex numOps = static_cast<OpIndex>(g.numOps());
+    // Buffers released by a swap-out (at its wait) or leaving the block.
+    llvm::SmallDenseSet<TensorIndex> notFreed;
+    for (Operation &op : block) {
+      if (auto swapOut = dyn_cast<SwapOutOp>(op))
+        if (std::optional<TensorIndex> t =
+                graph.lookupBuffer(swapOut.getSource()))
+          notFreed.insert(*t);
+      // A call owns the buffers passed to it (copyCallOperands made sure it
+      // can).
+      if (isa<CallOpInterface>(op))
+        for (Value operand : op.getOperands())
+          if (isa<MemRefType>(operand.getType()))
+            if (std::optional<TensorIndex> t = graph.lookupBuffer(operand))
+              notFreed.insert(*t);
+    }
+    if (numOps > 0)
+      for (TensorIndex t : g.op(numOps - 1).inputs)
+        notFreed.insert(t);
+
+    for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors());
+         ++t) {
+      Value root = graph.getAllocatingValue(t);
+      if (!isa<MemRefType>(root.getType()) || notFreed.count(t) ||
+          !isOwnedAllocation(root, functionBody))
+        continue;
+      OpIndex last = g.lastUse(t);
+      OpBuilder builder(root.getContext());
+      if (last == ::lms::kEntry)
+        builder.setInsertionPointToStart(&block);
+      else
+        builder.setInsertionPointAfter(graph.getOp(last));
+      memref::DeallocOp::create(builder, root.getLoc(), root);
+    }
+    return success();
+  }
+};
+
+} // namespace
