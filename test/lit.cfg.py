@@ -28,5 +28,42 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.lms_tools_dir, append_path=True)
 
 tool_dirs = [config.lms_tools_dir, config.llvm_tools_dir]
-tools = ["lms-opt", "mlir-opt", "mlir-runner"]
+tools = ["lms-opt", "mlir-opt", "mlir-runner", "mlir-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Execution tests: the runtime, mlir-runner's utilities, and python for the
+# generators and checkers.
+import ctypes
+import sys
+
+config.lms_runtime = os.path.join(config.lms_lib_dir, "liblms_runtime.so")
+config.substitutions.append(("%lms_runtime", config.lms_runtime))
+config.substitutions.append(
+    ("%runner_utils", os.path.join(config.mlir_lib_dir, "libmlir_runner_utils.so")))
+config.substitutions.append(
+    ("%c_runner_utils",
+     os.path.join(config.mlir_lib_dir, "libmlir_c_runner_utils.so")))
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(
+    ("%compare_outputs", sys.executable + " " +
+     os.path.join(config.lms_src_root, "test", "Integration", "Inputs",
+                  "compare_outputs.py")))
+config.substitutions.append(
+    ("%check_stats", sys.executable + " " +
+     os.path.join(config.lms_src_root, "test", "Integration", "Inputs",
+                  "check_stats.py")))
+config.substitutions.append(
+    ("%gen_models", os.path.join(config.lms_src_root, "tools", "gen-models")))
+
+if os.path.exists(config.lms_runtime):
+    config.available_features.add("lms-runtime")
+    try:
+        runtime = ctypes.CDLL(config.lms_runtime)
+        if runtime.lmsRuntimeCudaDeviceCount() > 0:
+            config.available_features.add("cuda-device")
+    except OSError as error:
+        lit_config.warning("cannot load %s: %s" % (config.lms_runtime, error))
+
+# The emulated device is the default for execution tests; tests that need a
+# GPU set LMS_RUNTIME=cuda themselves.
+config.environment["LMS_RUNTIME"] = "emulated"

@@ -19,7 +19,7 @@ using namespace mlir::lms;
 
 /// Planning (optional) and everything up to the GPU-dialect copies.
 static void buildCommonPrefix(OpPassManager &pm, const std::string &budget,
-                              const std::string &device) {
+                              const std::string &device, bool computeOnGPU) {
   if (!budget.empty()) {
     LMSInsertSwapsOptions swaps;
     swaps.budget = budget;
@@ -33,12 +33,15 @@ static void buildCommonPrefix(OpPassManager &pm, const std::string &budget,
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createLMSDeallocate());
-  pm.addPass(createConvertLMSToGPU());
+  ConvertLMSToGPUOptions toGPU;
+  toGPU.copyHostCallOperands = computeOnGPU;
+  pm.addPass(createConvertLMSToGPU(toGPU));
 }
 
 void mlir::lms::buildLMSHostPipeline(OpPassManager &pm,
                                      const LMSHostPipelineOptions &options) {
-  buildCommonPrefix(pm, options.budget, options.device);
+  buildCommonPrefix(pm, options.budget, options.device,
+                    /*computeOnGPU=*/false);
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -55,7 +58,8 @@ void mlir::lms::buildLMSHostPipeline(OpPassManager &pm,
 
 void mlir::lms::buildLMSGPUPipeline(OpPassManager &pm,
                                     const LMSGPUPipelineOptions &options) {
-  buildCommonPrefix(pm, options.budget, options.device);
+  buildCommonPrefix(pm, options.budget, options.device,
+                    /*computeOnGPU=*/true);
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createGpuMapParallelLoopsPass());
   pm.addPass(createConvertParallelLoopToGpuPass());

@@ -194,6 +194,10 @@ LMS_EXPORT void lmsRuntimeWriteStats(const char *path) {
 
 LMS_EXPORT const char *lmsRuntimeBackend(void) { return backend().name(); }
 
+LMS_EXPORT int lmsRuntimeCudaDeviceCount(void) {
+  return cudaDeviceAvailable() ? 1 : 0;
+}
+
 LMS_EXPORT uint64_t lmsRuntimePeakDeviceBytes(void) {
   return backend().snapshot().peakDeviceBytes;
 }

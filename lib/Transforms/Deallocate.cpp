@@ -139,6 +139,18 @@ struct LMSDeallocatePass
         if (std::optional<TensorIndex> t =
                 graph.lookupBuffer(swapOut.getSource()))
           notFreed.insert(*t);
+      // A buffer of this block yielded out of a nested region may become
+      // the region op's result: it is not freed here (the result is not
+      // tracked either, so it leaks rather than being freed twice).
+      for (Region &region : op.getRegions())
+        for (Block &inner : region)
+          if (Operation *terminator = inner.empty() ? nullptr : &inner.back())
+            if (terminator->hasTrait<OpTrait::IsTerminator>())
+              for (Value yielded : terminator->getOperands())
+                if (yielded.getParentBlock() == &block)
+                  if (std::optional<TensorIndex> t =
+                          graph.lookupBuffer(yielded))
+                    notFreed.insert(*t);
       // A call owns the buffers passed to it (copyCallOperands made sure it
       // can).
       if (isa<CallOpInterface>(op))

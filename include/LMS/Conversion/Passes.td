@@ -60,6 +60,11 @@ def ConvertLMSToGPU : Pass<"convert-lms-to-gpu", "ModuleOp"> {
     ```
   }];
   let options = [
+    Option<"copyHostCallOperands", "copy-host-call-operands", "bool", "false",
+           "Pass external (host) functions such as printMemrefF32 a host "
+           "copy of each buffer operand instead of device memory (for "
+           "compute on a real GPU, where the host cannot read device "
+           "memory)">,
     Option<"skipConsumerWaits", "testing-skip-consumer-waits", "bool",
            "false",
            "For tests only: omit the waits before the users of swapped-in "

@@ -47,6 +47,10 @@ const char *lmsRuntimeBackend(void);
 /// Peak device bytes so far.
 uint64_t lmsRuntimePeakDeviceBytes(void);
 
+/// The number of CUDA devices visible (0 without CUDA support or a driver),
+/// without choosing a backend.
+int lmsRuntimeCudaDeviceCount(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,9 +10,11 @@
 #include "LMS/Conversion/Passes.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -124,6 +126,9 @@ struct ConvertLMSToGPUPass
       } else if (auto swapIn = dyn_cast<SwapInOp>(op)) {
         if (failed(lowerSwapIn(swapIn, handles)))
           return failure();
+      } else if (auto call = dyn_cast<func::CallOp>(op)) {
+        if (copyHostCallOperands && failed(copyOperandsToHost(call)))
+          return failure();
       }
     }
     for (SwapOutOp swapOut : loweredSwapOuts) {
@@ -136,6 +141,59 @@ struct ConvertLMSToGPUPass
   }
 
   SmallVector<SwapOutOp> loweredSwapOuts;
+
+  /// A call of an external (host) function gets host copies of its buffer
+  /// operands, freed after the call.
+  LogicalResult copyOperandsToHost(func::CallOp call) {
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        call, call.getCalleeAttr());
+    if (!callee || !callee.isExternal())
+      return success();
+    OpBuilder b(call);
+    Location loc = call.getLoc();
+    SmallVector<Value> copies;
+    for (OpOperand &operand : call->getOpOperands()) {
+      Value value = operand.get();
+      if (!isa<BaseMemRefType>(value.getType()))
+        continue;
+      Value ranked = value;
+      if (isa<UnrankedMemRefType>(value.getType())) {
+        auto cast = value.getDefiningOp<memref::CastOp>();
+        if (!cast || !isa<MemRefType>(cast.getSource().getType()))
+          return call.emitOpError(
+              "passes an unranked buffer whose ranked source is unknown to a "
+              "host function");
+        ranked = cast.getSource();
+      }
+      auto rankedType = cast<MemRefType>(ranked.getType());
+      if (!rankedType.getLayout().isIdentity())
+        return call.emitOpError("passes a strided view to a host function");
+      Value host = gpu::AllocOp::create(b, loc, rankedType, Type(),
+                                        ValueRange{},
+                                        dynamicSizes(b, loc, ranked),
+                                        ValueRange{}, /*hostShared=*/true)
+                       .getMemref();
+      Value stream = newStream(b, loc);
+      Value copied = gpu::MemcpyOp::create(b, loc, tokenType(b),
+                                           ValueRange{stream}, host, ranked)
+                         .getAsyncToken();
+      hostWait(b, loc, copied);
+      Value replacement = host;
+      if (value.getType() != host.getType())
+        replacement = memref::CastOp::create(b, loc, value.getType(), host);
+      operand.set(replacement);
+      copies.push_back(host);
+    }
+    b.setInsertionPointAfter(call);
+    for (Value host : copies) {
+      Value stream = newStream(b, loc);
+      Value freed = gpu::DeallocOp::create(b, loc, tokenType(b),
+                                           ValueRange{stream}, host)
+                        .getAsyncToken();
+      hostWait(b, loc, freed);
+    }
+    return success();
+  }
 
   LogicalResult lowerSwapOut(SwapOutOp swapOut,
                              DenseMap<Value, Handle> &handles) {

@@ -1,0 +1,92 @@
+// RUN: lms-opt %s --convert-lms-to-gpu -split-input-file -verify-diagnostics -allow-unregistered-dialect | FileCheck %s
+
+// COM: Device buffers become stream-ordered GPU allocations the host waits
+// COM: for; a swap-out copies to a pinned staging buffer on its own stream;
+// COM: its wait frees the device buffer after the copy and waits; a swap-in
+// COM: allocates and copies back on a fresh stream, frees the staging buffer
+// COM: after its (last) copy, and the first user waits.
+// CHECK-LABEL: func.func @swap
+// CHECK-SAME: (%[[ARG:.*]]: memref<16xf32>)
+// CHECK:      %[[S0:.*]] = gpu.wait async
+// CHECK-NEXT: %[[BUF:.*]], %[[T0:.*]] = gpu.alloc async [%[[S0]]] () : memref<16xf32>
+// CHECK-NEXT: gpu.wait [%[[T0]]]
+// CHECK-NEXT: "test.fill"(%[[BUF]])
+// CHECK-NEXT: %[[HOST:.*]] = gpu.alloc  host_shared () : memref<16xf32>
+// CHECK-NEXT: %[[S1:.*]] = gpu.wait async
+// CHECK-NEXT: %[[COPY:.*]] = gpu.memcpy async [%[[S1]]] %[[HOST]], %[[BUF]]
+// CHECK-NEXT: "test.compute"(%[[ARG]])
+// CHECK-NEXT: %[[FREE:.*]] = gpu.dealloc async [%[[COPY]]] %[[BUF]]
+// CHECK-NEXT: gpu.wait [%[[FREE]]]
+// CHECK-NEXT: %[[S2:.*]] = gpu.wait async
+// CHECK-NEXT: %[[IN:.*]], %[[T2:.*]] = gpu.alloc async [%[[S2]]] () : memref<16xf32>
+// CHECK-NEXT: %[[COPYIN:.*]] = gpu.memcpy async [%[[T2]]] %[[IN]], %[[HOST]]
+// CHECK-NEXT: %[[FREEHOST:.*]] = gpu.dealloc async [%[[COPYIN]]] %[[HOST]]
+// CHECK-NEXT: "test.compute"(%[[ARG]])
+// CHECK-NEXT: gpu.wait [%[[FREEHOST]]]
+// CHECK-NEXT: "test.use"(%[[IN]])
+// CHECK-NEXT: %[[S3:.*]] = gpu.wait async
+// CHECK-NEXT: %[[F3:.*]] = gpu.dealloc async [%[[S3]]] %[[IN]]
+// CHECK-NEXT: gpu.wait [%[[F3]]]
+// CHECK-NOT: lms.
+func.func @swap(%arg: memref<16xf32>) {
+  %buf = memref.alloc() : memref<16xf32>
+  "test.fill"(%buf) : (memref<16xf32>) -> ()
+  %h = lms.swap_out %buf : memref<16xf32> -> !lms.host<memref<16xf32>>
+  "test.compute"(%arg) : (memref<16xf32>) -> ()
+  lms.swap_wait %h : !lms.host<memref<16xf32>>
+  %u = lms.swap_in %h : !lms.host<memref<16xf32>> -> memref<16xf32>
+  "test.compute"(%arg) : (memref<16xf32>) -> ()
+  "test.use"(%u) : (memref<16xf32>) -> ()
+  memref.dealloc %u : memref<16xf32>
+  return
+}
+
+// -----
+
+// COM: A swap-out without a wait is synchronous: released right after the
+// COM: copy starts; a handle swapped in twice frees its staging buffer after
+// COM: the second copy only.
+// CHECK-LABEL: func.func @sync_and_twice
+// CHECK: %[[HOST:.*]] = gpu.alloc  host_shared
+// CHECK: %[[COPY:.*]] = gpu.memcpy async
+// CHECK-NEXT: %[[FREE:.*]] = gpu.dealloc async [%[[COPY]]] %arg0
+// CHECK-NEXT: gpu.wait [%[[FREE]]]
+// CHECK: gpu.memcpy async [%{{.*}}] %{{.*}}, %[[HOST]]
+// CHECK-NOT: gpu.dealloc async [%{{.*}}] %[[HOST]]
+// CHECK: "test.use"
+// CHECK: %[[LAST:.*]] = gpu.memcpy async [%{{.*}}] %{{.*}}, %[[HOST]]
+// CHECK-NEXT: gpu.dealloc async [%[[LAST]]] %[[HOST]]
+func.func @sync_and_twice(%buf: memref<4xf32>) {
+  %h = lms.swap_out %buf : memref<4xf32> -> !lms.host<memref<4xf32>>
+  %a = lms.swap_in %h : !lms.host<memref<4xf32>> -> memref<4xf32>
+  "test.use"(%a) : (memref<4xf32>) -> ()
+  %b = lms.swap_in %h : !lms.host<memref<4xf32>> -> memref<4xf32>
+  "test.use"(%b) : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @swap_in_before_wait(%buf: memref<4xf32>) {
+  %h = lms.swap_out %buf : memref<4xf32> -> !lms.host<memref<4xf32>>
+  // expected-error@+1 {{'lms.swap_in' op comes before the release point of its handle (its lms.swap_wait); the lowering needs the wait first}}
+  %a = lms.swap_in %h : !lms.host<memref<4xf32>> -> memref<4xf32>
+  lms.swap_wait %h : !lms.host<memref<4xf32>>
+  return
+}
+
+// -----
+
+func.func @strided(%buf: memref<4x4xf32, strided<[8, 1]>>) {
+  // expected-error@+1 {{'lms.swap_out' op cannot offload a strided view: the lowering copies contiguous buffers}}
+  %h = lms.swap_out %buf : memref<4x4xf32, strided<[8, 1]>> -> !lms.host<memref<4x4xf32>>
+  return
+}
+
+// -----
+
+func.func @not_bufferized(%t: tensor<4xf32>) {
+  // expected-error@+1 {{'lms.swap_out' op must be bufferized before it is lowered to the GPU dialect}}
+  %h = lms.swap_out %t : tensor<4xf32> -> !lms.host<tensor<4xf32>>
+  return
+}

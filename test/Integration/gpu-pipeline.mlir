@@ -1,0 +1,23 @@
+// COM: lms-gpu-pipeline maps compute to NVVM kernels (PTX for sm_90, no GPU
+// COM: needed to compile) and leaves no lms op and no GPU data op unlowered:
+// COM: only the kernel launches and binaries, which translation turns into
+// COM: runtime calls.
+// RUN: %python %gen_models/mlp_train.py --batch 8 --inputs 8 --width 16 --layers 2 --classes 4 -o %t.mlir
+// RUN: lms-opt %t.mlir --lms-gpu-pipeline=budget=70% -o %t.gpu.mlir
+// RUN: FileCheck %s < %t.gpu.mlir
+// CHECK-NOT: lms.
+// CHECK-NOT: gpu.alloc
+// CHECK-NOT: gpu.memcpy
+// CHECK-NOT: gpu.wait
+// CHECK-NOT: gpu.dealloc
+// CHECK: llvm.call @mgpuMemcpy
+// CHECK: gpu.launch_func
+// CHECK: gpu.binary @{{.*}} [#gpu.object<#nvvm.target<chip = "sm_90", features = "+ptx80">
+// RUN: mlir-translate --mlir-to-llvmir %t.gpu.mlir | FileCheck %s --check-prefix=LLVM
+// LLVM: call {{.*}}@mgpuLaunchKernel
+
+// COM: The host pipeline leaves nothing of the GPU dialect either.
+// RUN: lms-opt %t.mlir --lms-host-pipeline=budget=70% | FileCheck %s --check-prefix=HOST
+// HOST-NOT: lms.
+// HOST-NOT: gpu.
+// HOST: llvm.call @mgpuMemcpy

@@ -1,0 +1,99 @@
+// RUN: lms-opt %s --lms-deallocate -split-input-file -allow-unregistered-dialect | FileCheck %s
+
+// COM: Every owned buffer is freed right after its last use, views keeping
+// COM: their buffer alive; returned buffers are not freed; arguments are
+// COM: owned by the callee (freed after their last use).
+// CHECK-LABEL: func.func @last_use
+// CHECK-SAME: (%[[ARG:.*]]: memref<16xf32>)
+// CHECK: %[[A:.*]] = memref.alloc() : memref<32xf32>
+// CHECK-NEXT: %[[V:.*]] = memref.subview %[[A]]
+// CHECK-NEXT: "test.op"(%[[ARG]], %[[V]])
+// CHECK-NEXT: memref.dealloc %[[ARG]]
+// CHECK-NEXT: %[[B:.*]] = memref.alloc() : memref<16xf32>
+// CHECK-NEXT: "test.op"(%[[V]], %[[B]])
+// CHECK-NEXT: memref.dealloc %[[A]]
+// CHECK-NEXT: %[[UNUSED:.*]] = memref.alloc() : memref<8xf32>
+// CHECK-NEXT: memref.dealloc %[[UNUSED]]
+// CHECK-NEXT: return %[[B]]
+func.func @last_use(%arg: memref<16xf32>) -> memref<16xf32> {
+  %a = memref.alloc() : memref<32xf32>
+  %v = memref.subview %a[0] [16] [1] : memref<32xf32> to memref<16xf32, strided<[1]>>
+  "test.op"(%arg, %v) : (memref<16xf32>, memref<16xf32, strided<[1]>>) -> ()
+  %b = memref.alloc() : memref<16xf32>
+  "test.op"(%v, %b) : (memref<16xf32, strided<[1]>>, memref<16xf32>) -> ()
+  %unused = memref.alloc() : memref<8xf32>
+  return %b : memref<16xf32>
+}
+
+// -----
+
+// COM: A buffer the caller still needs after a call, or passes twice, is
+// COM: passed as a copy (the callee owns what it gets); a call result is
+// COM: owned by the caller.
+// CHECK-LABEL: func.func @calls
+// CHECK: %[[A:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: %[[COPY:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: memref.copy %[[A]], %[[COPY]]
+// CHECK-NEXT: %[[R:.*]] = call @callee(%[[COPY]]) : (memref<4xf32>) -> memref<4xf32>
+// CHECK-NEXT: "test.op"(%[[A]], %[[R]])
+// CHECK-DAG: memref.dealloc %[[A]]
+// CHECK-DAG: memref.dealloc %[[R]]
+// CHECK: %[[TWICE:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: call @callee2(%[[TWICE]], %[[SECOND:.*]]) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NOT: memref.dealloc %[[TWICE]]
+func.func private @callee(memref<4xf32>) -> memref<4xf32>
+func.func private @callee2(memref<4xf32>, memref<4xf32>)
+func.func @calls() {
+  %a = memref.alloc() : memref<4xf32>
+  %r = call @callee(%a) : (memref<4xf32>) -> memref<4xf32>
+  "test.op"(%a, %r) : (memref<4xf32>, memref<4xf32>) -> ()
+  %t = memref.alloc() : memref<4xf32>
+  call @callee2(%t, %t) : (memref<4xf32>, memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// COM: A buffer offloaded by a swap-out is released by the swap, not here;
+// COM: the swapped-in buffer is freed after its last use.
+// CHECK-LABEL: func.func @swapped
+// CHECK: %[[A:.*]] = memref.alloc()
+// CHECK-NOT: memref.dealloc %[[A]]
+// CHECK: %[[U:.*]] = lms.swap_in
+// CHECK-NEXT: "test.op"(%[[U]])
+// CHECK-NEXT: memref.dealloc %[[U]]
+func.func @swapped() {
+  %a = memref.alloc() : memref<4xf32>
+  "test.op"(%a) : (memref<4xf32>) -> ()
+  %h = lms.swap_out %a : memref<4xf32> -> !lms.host<memref<4xf32>>
+  lms.swap_wait %h : !lms.host<memref<4xf32>>
+  %u = lms.swap_in %h : !lms.host<memref<4xf32>> -> memref<4xf32>
+  "test.op"(%u) : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// COM: Inside a region: a temporary is freed there; a yielded buffer is not,
+// COM: and neither is an outer buffer a region yields (it may be the region
+// COM: op's result, which is returned). Buffers that leave a region are not
+// COM: tracked further: they leak rather than being freed twice.
+// CHECK-LABEL: func.func @region
+// CHECK: scf.if
+// CHECK-NEXT: %[[T:.*]] = memref.alloc() : memref<8xf32>
+// CHECK-NEXT: %[[Y:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: "test.op"(%[[T]], %[[Y]])
+// CHECK-NEXT: memref.dealloc %[[T]]
+// CHECK-NEXT: scf.yield %[[Y]]
+// CHECK-NOT: memref.dealloc
+func.func @region(%c: i1, %b: memref<4xf32>) -> memref<4xf32> {
+  %r = scf.if %c -> memref<4xf32> {
+    %t = memref.alloc() : memref<8xf32>
+    %y = memref.alloc() : memref<4xf32>
+    "test.op"(%t, %y) : (memref<8xf32>, memref<4xf32>) -> ()
+    scf.yield %y : memref<4xf32>
+  } else {
+    scf.yield %b : memref<4xf32>
+  }
+  return %r : memref<4xf32>
+}

@@ -1,0 +1,155 @@
+//===- EmulatedTest.cpp - The emulated device backend ---------------------===//
+//
+// Capacity, accounting, late copies in stream order, poisoning, events,
+// the pinned pool and the statistics of the emulated device. The backend is
+// chosen once per process, so this binary sets its environment before any
+// runtime call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gtest/gtest.h"
+
+#include "RuntimeAPI.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+const int environment = [] {
+  setenv("LMS_RUNTIME", "emulated", 1);
+  setenv("LMS_DEVICE_BYTES", "1MiB", 1);
+  setenv("LMS_COPY_DELAY_US", "20000", 1);
+  setenv("LMS_PINNED_BYTES", "256KiB", 1);
+  return 0;
+}();
+
+bool allBytes(const void *ptr, size_t bytes, unsigned char value) {
+  const auto *p = static_cast<const unsigned char *>(ptr);
+  for (size_t i = 0; i < bytes; ++i)
+    if (p[i] != value)
+      return false;
+  return true;
+}
+} // namespace
+
+TEST(EmulatedRuntime, IsTheBackend) {
+  EXPECT_STREQ(lmsRuntimeBackend(), "emulated");
+}
+
+TEST(EmulatedRuntime, AllocationsAreCountedRoundedTo256Bytes) {
+  uint64_t before = statField("device_bytes_in_use");
+  void *a = mgpuMemAlloc(1000, nullptr, false);
+  void *b = mgpuMemAlloc(3000, nullptr, false);
+  EXPECT_EQ(statField("device_bytes_in_use"), before + 1024 + 3072);
+  EXPECT_GE(lmsRuntimePeakDeviceBytes(), before + 4096);
+  mgpuMemFree(a, nullptr);
+  mgpuMemFree(b, nullptr);
+  EXPECT_EQ(statField("device_bytes_in_use"), before);
+}
+
+TEST(EmulatedRuntime, FreshMemoryIsPoisoned) {
+  void *a = mgpuMemAlloc(512, nullptr, false);
+  EXPECT_TRUE(allBytes(a, 512, 0xFF));
+  mgpuMemFree(a, nullptr);
+}
+
+TEST(EmulatedRuntime, CopiesCompleteLateInStreamOrder) {
+  std::vector<float> host(64, 3.0f);
+  void *device = mgpuMemAlloc(host.size() * sizeof(float), nullptr, false);
+  void *stream = mgpuStreamCreate();
+  mgpuMemcpy(device, host.data(), host.size() * sizeof(float), stream);
+  // The copy has not happened yet: a program that reads now is wrong.
+  EXPECT_TRUE(allBytes(device, host.size() * sizeof(float), 0xFF));
+  mgpuStreamSynchronize(stream);
+  EXPECT_EQ(static_cast<float *>(device)[17], 3.0f);
+  // A free enqueued after a copy-out happens after it.
+  std::vector<float> back(64, 0.0f);
+  mgpuMemcpy(back.data(), device, back.size() * sizeof(float), stream);
+  mgpuMemFree(device, stream);
+  mgpuStreamDestroy(stream);
+  EXPECT_EQ(back[5], 3.0f);
+}
+
+TEST(EmulatedRuntime, EventsOrderStreams) {
+  std::vector<int32_t> host(256, 7), result(256, 0);
+  size_t bytes = host.size() * sizeof(int32_t);
+  void *device = mgpuMemAlloc(bytes, nullptr, false);
+  void *producer = mgpuStreamCreate(), *consumer = mgpuStreamCreate();
+  void *event = mgpuEventCreate();
+  mgpuMemcpy(device, host.data(), bytes, producer);
+  mgpuEventRecord(event, producer);
+  mgpuStreamWaitEvent(consumer, event);
+  mgpuMemcpy(result.data(), device, bytes, consumer);
+  mgpuStreamSynchronize(consumer);
+  EXPECT_EQ(result[200], 7);
+  mgpuEventDestroy(event);
+  mgpuMemFree(device, nullptr);
+  mgpuStreamDestroy(producer);
+  mgpuStreamDestroy(consumer);
+}
+
+TEST(EmulatedRuntime, MemsetAndCopyDirectionsAreCounted) {
+  uint64_t h2d = statField("h2d_bytes"), d2h = statField("d2h_bytes");
+  std::vector<uint32_t> host(16, 0);
+  void *device = mgpuMemAlloc(64, nullptr, false);
+  void *stream = mgpuStreamCreate();
+  mgpuMemset32(device, 0x01020304u, 16, stream);
+  mgpuMemcpy(host.data(), device, 64, stream);
+  mgpuStreamSynchronize(stream);
+  EXPECT_EQ(host[3], 0x01020304u);
+  EXPECT_EQ(statField("d2h_bytes"), d2h + 64);
+  EXPECT_EQ(statField("h2d_bytes"), h2d);
+  mgpuMemFree(device, stream);
+  mgpuStreamDestroy(stream);
+}
+
+TEST(EmulatedRuntime, PinnedStagingBuffersAreReused) {
+  uint64_t reuses = statField("pinned_reuses");
+  void *a = mgpuMemAlloc(5000, nullptr, true);
+  mgpuMemFree(a, nullptr);
+  void *b = mgpuMemAlloc(5000, nullptr, true);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(statField("pinned_reuses"), reuses + 1);
+  mgpuMemFree(b, nullptr);
+}
+
+TEST(EmulatedRuntime, LeaksAreReported) {
+  uint64_t leaked = statField("leaked_bytes");
+  void *a = mgpuMemAlloc(256, nullptr, false);
+  EXPECT_EQ(statField("leaked_bytes"), leaked + 256);
+  mgpuMemFree(a, nullptr);
+  EXPECT_EQ(statField("leaked_bytes"), leaked);
+}
+
+using EmulatedRuntimeDeathTest = ::testing::Test;
+
+TEST_F(EmulatedRuntimeDeathTest, AllocationBeyondTheCapacityFailsLoudly) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(mgpuMemAlloc(2 << 20, nullptr, false),
+               "out of device memory: allocating 2097152 bytes");
+}
+
+TEST_F(EmulatedRuntimeDeathTest, DoubleFreeFailsLoudly) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(
+      {
+        void *a = mgpuMemAlloc(256, nullptr, false);
+        mgpuMemFree(a, nullptr);
+        mgpuMemFree(a, nullptr);
+      },
+      "not a live device allocation");
+}
+
+TEST_F(EmulatedRuntimeDeathTest, PinnedPoolCapFailsLoudly) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(mgpuMemAlloc(512 << 10, nullptr, true),
+               "the pinned staging pool is full");
+}
+
+TEST_F(EmulatedRuntimeDeathTest, KernelsCannotRun) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  char image[4] = {0};
+  EXPECT_DEATH(mgpuModuleLoad(image, sizeof(image)),
+               "the emulated device cannot run GPU kernels");
+}
