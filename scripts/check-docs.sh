@@ -14,4 +14,5 @@ check() {
 }
 check "$gen/Dialects/LMSDialect.md" "$root/docs/Dialects/LMS.md"
 check "$gen/LMSPasses.md" "$root/docs/Passes.md"
+check "$gen/LMSConversionPasses.md" "$root/docs/ConversionPasses.md"
 exit $status
