@@ -87,13 +87,25 @@ public:
 
   const char *name() const override { return "cuda"; }
 
+  // Streams are pooled: every `gpu.wait async` makes one and every
+  // `gpu.wait` ends one, so a step creates thousands.
   void *streamCreate() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!idleStreams.empty()) {
+        cudaStream_t stream = idleStreams.back();
+        idleStreams.pop_back();
+        return stream;
+      }
+    }
     cudaStream_t stream;
     LMS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     return stream;
   }
   void streamDestroy(void *stream) override {
-    LMS_CUDA_CHECK(cudaStreamDestroy(static_cast<cudaStream_t>(stream)));
+    LMS_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+    std::lock_guard<std::mutex> lock(mutex);
+    idleStreams.push_back(static_cast<cudaStream_t>(stream));
   }
   void streamSynchronize(void *stream) override {
     LMS_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
@@ -264,6 +276,7 @@ private:
   Stats stats;
   PinnedPool pool;
   std::map<void *, size_t> device;
+  std::vector<cudaStream_t> idleStreams;
 };
 
 } // namespace
