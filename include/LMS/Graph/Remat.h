@@ -1,0 +1,102 @@
+//===- Remat.h - Rematerialization planners ---------------------*- C++ -*-===//
+//
+// Plans that recompute instead of keeping, under the memory model of
+// Memory.h: ops run in schedule order ("stages"); before a stage, any input
+// that is no longer resident is recomputed (recursively); an output may be
+// freed at any time and recomputed later. Cost is the total cost of the
+// compute steps (OpCost::seconds, or the device time of the op).
+//
+// Planners:
+//  - checkpoint-all: the schedule order itself (no recomputation);
+//  - chen-sqrt: Chen et al.'s sqrt(n) checkpoints on the forward ops;
+//  - chen-greedy: Chen et al.'s greedy checkpoints, the threshold searched;
+//  - heuristic: an offline DTR-style simulation (evict the resident tensor
+//    with the least recompute cost per byte and per op until its next use,
+//    recompute on demand), improved by a randomized local search over the
+//    eviction weights until a time limit;
+//  - exact: the Checkmate MILP on CBC (when built with it), warm-started
+//    with the heuristic's plan, with a time limit, reporting the incumbent,
+//    the bound and the gap as it runs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMS_GRAPH_REMAT_H
+#define LMS_GRAPH_REMAT_H
+
+#include "LMS/Graph/Device.h"
+#include "LMS/Graph/Memory.h"
+
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lms {
+
+/// A progress report of a planner that improves over time.
+struct RematProgress {
+  double seconds = 0;
+  /// Best plan's cost so far (infinite before the first).
+  double incumbent = 0;
+  /// Best lower bound on the optimal cost (0 when unknown).
+  double bound = 0;
+};
+
+struct RematOptions {
+  /// Wall-clock limit of the improving planners.
+  double timeLimitSeconds = 1.0;
+  /// Seed of the randomized local search.
+  uint64_t seed = 1;
+  /// Called when the incumbent or the bound improves.
+  std::function<void(const RematProgress &)> progress;
+  /// The device, for ops without a fixed cost (seconds). Null: FLOPs count.
+  const DeviceSpec *device = nullptr;
+  /// Per op, whether it belongs to the backward pass (Chen's baselines
+  /// checkpoint forward outputs only). Empty: all forward.
+  std::vector<uint8_t> backwardOps;
+};
+
+struct RematResult {
+  Plan plan;
+  uint64_t peakBytes = 0;
+  double computeCost = 0;
+  /// A proven lower bound on the cost of any valid plan, when known.
+  std::optional<double> lowerBound;
+  /// Whether the plan is proven optimal.
+  bool optimal = false;
+  std::string method;
+};
+
+/// The cost of one computation of `op`.
+double opCost(const Graph &graph, OpIndex op, const DeviceSpec *device);
+
+/// The total cost of computing every op once.
+double scheduleCost(const Graph &graph, const DeviceSpec *device);
+
+/// Smallest budget any plan can meet: the largest, over ops, of its inputs
+/// and outputs (and transient bytes), with the tensors that must stay
+/// resident (live-out, and arguments at entry) added where they are live.
+uint64_t rematLowerBound(const Graph &graph);
+
+/// The planners. Each fails with a message when it cannot meet the budget.
+llvm::Expected<RematResult> planCheckpointAll(const Graph &graph,
+                                              uint64_t budget,
+                                              const RematOptions &options);
+llvm::Expected<RematResult> planChenSqrt(const Graph &graph, uint64_t budget,
+                                         const RematOptions &options);
+llvm::Expected<RematResult> planChenGreedy(const Graph &graph, uint64_t budget,
+                                           const RematOptions &options);
+llvm::Expected<RematResult> planRematHeuristic(const Graph &graph,
+                                               uint64_t budget,
+                                               const RematOptions &options);
+llvm::Expected<RematResult> planRematExact(const Graph &graph, uint64_t budget,
+                                           const RematOptions &options);
+
+/// Whether planRematExact has a MILP solver (CBC) behind it.
+bool haveExactSolver();
+
+} // namespace lms
+
+#endif // LMS_GRAPH_REMAT_H

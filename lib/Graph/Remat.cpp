@@ -1,0 +1,545 @@
+//===- Remat.cpp - Rematerialization planners -----------------------------===//
+//
+// One simulation engine runs the schedule order with recomputation on demand;
+// the planners differ in how it chooses what to free:
+//  - by memory pressure, with a score per tensor (the heuristic);
+//  - eagerly at every gap of a non-checkpoint tensor (Chen's baselines).
+// The local search perturbs the heuristic's scores.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LMS/Graph/Remat.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace lms;
+
+double lms::opCost(const Graph &graph, OpIndex op, const DeviceSpec *device) {
+  const OpCost &cost = graph.op(op).cost;
+  if (cost.seconds)
+    return *cost.seconds;
+  if (device)
+    return device->computeSeconds(cost);
+  return cost.flops;
+}
+
+double lms::scheduleCost(const Graph &graph, const DeviceSpec *device) {
+  double total = 0;
+  for (OpIndex i = 0; i < static_cast<OpIndex>(graph.numOps()); ++i)
+    total += opCost(graph, i, device);
+  return total;
+}
+
+uint64_t lms::rematLowerBound(const Graph &graph) {
+  return std::max(minimumFeasibleBytes(graph).first, [&] {
+    uint64_t entry = 0;
+    for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors());
+         ++t) {
+      const Tensor &tensor = graph.tensor(t);
+      if (tensor.producer == kEntry && tensor.space == MemorySpace::Device &&
+          graph.lastUse(t) != kEntry)
+        entry += tensor.bytes;
+    }
+    return entry;
+  }());
+}
+
+namespace {
+
+/// The simulation engine.
+class Engine {
+public:
+  /// How tensors are chosen for freeing.
+  enum class Mode {
+    /// Free only under memory pressure, lowest score first.
+    Pressure,
+    /// Free every non-checkpoint tensor at each gap in its uses; no budget.
+    Eager,
+  };
+
+  Engine(const Graph &graph, const DeviceSpec *device)
+      : graph(graph), device(device), numOps(graph.numOps()),
+        numTensors(graph.numTensors()) {
+    cost.resize(numOps);
+    for (OpIndex i = 0; i < static_cast<OpIndex>(numOps); ++i)
+      cost[i] = opCost(graph, i, device);
+    evictable.assign(numTensors, 0);
+    for (TensorIndex t = 0; t < static_cast<TensorIndex>(numTensors); ++t) {
+      const Tensor &tensor = graph.tensor(t);
+      evictable[t] = tensor.space == MemorySpace::Device &&
+                     tensor.producer != kEntry && !tensor.liveOut &&
+                     graph.op(tensor.producer).kind == OpKind::Compute;
+    }
+  }
+
+  /// Runs the schedule. `weights` scale the pressure scores (lower score:
+  /// freed first); `checkpoint` marks the tensors Eager mode keeps.
+  bool run(Mode mode, uint64_t budget, const std::vector<double> *weights,
+           const std::vector<uint8_t> *checkpoint) {
+    this->mode = mode;
+    this->budget = budget;
+    this->weights = weights;
+    this->checkpoint = checkpoint;
+    plan.clear();
+    totalCost = 0;
+    failure.clear();
+    resident.assign(numTensors, 0);
+    residentAt.assign(numTensors, -1);
+    residentVec.clear();
+    locks.assign(numTensors, 0);
+    nextUser.assign(numTensors, 0);
+    used = 0;
+    peak = 0;
+    for (TensorIndex t = 0; t < static_cast<TensorIndex>(numTensors); ++t) {
+      const Tensor &tensor = graph.tensor(t);
+      if (tensor.producer != kEntry || tensor.space != MemorySpace::Device)
+        continue;
+      if (graph.lastUse(t) == kEntry && !tensor.liveOut) {
+        plan.push_back(Step::free(t));
+        continue;
+      }
+      markResident(t);
+      used += tensor.bytes;
+    }
+    peak = used;
+    if (mode == Mode::Pressure && used > budget) {
+      failure = "the arguments alone exceed the budget";
+      return false;
+    }
+    for (stage = 0; stage < static_cast<OpIndex>(numOps); ++stage) {
+      if (!computeWithInputs(stage))
+        return false;
+      releaseAfterStage();
+    }
+    return true;
+  }
+
+  const Graph &graph;
+  const DeviceSpec *device;
+  size_t numOps, numTensors;
+  std::vector<double> cost;
+  std::vector<uint8_t> evictable;
+
+  // Results.
+  Plan plan;
+  double totalCost = 0;
+  uint64_t peak = 0;
+  std::string failure;
+
+private:
+  /// The first use of `t` at or after the current stage (numOps: none).
+  OpIndex nextUse(TensorIndex t) {
+    const auto &users = graph.tensor(t).users;
+    size_t &i = nextUser[t];
+    while (i < users.size() && users[i] < stage)
+      ++i;
+    return i < users.size() ? users[i] : static_cast<OpIndex>(numOps);
+  }
+
+  double score(TensorIndex t) {
+    OpIndex next = nextUse(t);
+    if (next >= static_cast<OpIndex>(numOps))
+      return -1; // dead: free first
+    OpIndex producer = graph.tensor(t).producer;
+    double recompute = cost[producer];
+    // The inputs that would have to be recomputed too (one level).
+    for (TensorIndex input : graph.op(producer).inputs)
+      if (!resident[input] && graph.tensor(input).producer >= 0)
+        recompute += cost[graph.tensor(input).producer];
+    double distance = static_cast<double>(next - stage + 1);
+    double s = recompute / (static_cast<double>(graph.tensor(t).bytes) *
+                            distance);
+    if (weights)
+      s *= (*weights)[t];
+    return s;
+  }
+
+  void markResident(TensorIndex t) {
+    resident[t] = 1;
+    residentAt[t] = static_cast<int>(residentVec.size());
+    residentVec.push_back(t);
+  }
+
+  void free(TensorIndex t) {
+    resident[t] = 0;
+    int at = residentAt[t];
+    residentAt[residentVec.back()] = at;
+    std::swap(residentVec[at], residentVec.back());
+    residentVec.pop_back();
+    residentAt[t] = -1;
+    used -= graph.tensor(t).bytes;
+    plan.push_back(Step::free(t));
+  }
+
+  /// Frees resident tensors until `need` more bytes fit.
+  bool makeRoom(uint64_t need) {
+    if (mode == Mode::Eager)
+      return true;
+    while (used + need > budget) {
+      TensorIndex victim = -1;
+      double best = std::numeric_limits<double>::infinity();
+      for (TensorIndex t : residentList()) {
+        if (locks[t] || !evictable[t] || graph.tensor(t).bytes == 0)
+          continue;
+        double s = score(t);
+        if (s < best || (s == best && victim >= 0 &&
+                         graph.tensor(t).bytes > graph.tensor(victim).bytes)) {
+          best = s;
+          victim = t;
+        }
+      }
+      if (victim < 0) {
+        failure = llvm::formatv("at op {0} ('{1}'): {2} bytes are held by "
+                                "tensors that cannot be freed and {3} more "
+                                "are needed, over the budget of {4}",
+                                stage, graph.op(stage).name, used, need,
+                                budget)
+                      .str();
+        return false;
+      }
+      free(victim);
+    }
+    return true;
+  }
+
+  /// A copy of the resident device tensors (freeing changes the set).
+  std::vector<TensorIndex> &residentList() {
+    list = residentVec;
+    return list;
+  }
+
+  /// Computes op `root` after making its inputs resident, recomputing
+  /// producers on demand (an explicit stack: chains can be long).
+  bool computeWithInputs(OpIndex root) {
+    struct Frame {
+      OpIndex op;
+      size_t nextInput;
+      std::vector<uint8_t> locked;
+    };
+    std::vector<Frame> stack;
+    // Every input of an op on the stack that is resident stays resident
+    // while the op waits for its other inputs: recomputing one input must not
+    // evict another (that could recompute forever).
+    auto push = [&](OpIndex op) {
+      Frame frame{op, 0, {}};
+      const Op &o = graph.op(op);
+      frame.locked.assign(o.inputs.size(), 0);
+      for (size_t k = 0; k < o.inputs.size(); ++k)
+        if (resident[o.inputs[k]] ||
+            graph.tensor(o.inputs[k]).space == MemorySpace::Host) {
+          ++locks[o.inputs[k]];
+          frame.locked[k] = 1;
+        }
+      stack.push_back(std::move(frame));
+    };
+    push(root);
+    size_t budgetOfSteps = plan.size() + 64 * numOps + 1024;
+    while (!stack.empty()) {
+      Frame &frame = stack.back();
+      const Op &op = graph.op(frame.op);
+      if (frame.nextInput < op.inputs.size()) {
+        size_t k = frame.nextInput;
+        TensorIndex input = op.inputs[k];
+        if (frame.locked[k]) {
+          ++frame.nextInput;
+          continue;
+        }
+        if (resident[input]) {
+          ++locks[input];
+          frame.locked[k] = 1;
+          ++frame.nextInput;
+          continue;
+        }
+        const Tensor &tensor = graph.tensor(input);
+        if (tensor.producer < 0 || !evictable[input]) {
+          failure = llvm::formatv("op {0} needs tensor {1}, which was freed "
+                                  "and cannot be recomputed",
+                                  frame.op, input)
+                        .str();
+          return false;
+        }
+        if (stack.size() > numOps + 1 || plan.size() > budgetOfSteps) {
+          failure = "recomputation does not converge at this budget";
+          return false;
+        }
+        push(tensor.producer);
+        continue;
+      }
+      uint64_t need = std::max<int64_t>(op.transientBytes, 0);
+      for (TensorIndex t : op.outputs)
+        if (!resident[t] && graph.tensor(t).space == MemorySpace::Device)
+          need += graph.tensor(t).bytes;
+      if (!makeRoom(need))
+        return false;
+      plan.push_back(Step::compute(frame.op));
+      totalCost += cost[frame.op];
+      uint64_t during = used + need;
+      for (TensorIndex t : op.outputs)
+        if (!resident[t] && graph.tensor(t).space == MemorySpace::Device) {
+          markResident(t);
+          used += graph.tensor(t).bytes;
+        }
+      peak = std::max(peak, during);
+      for (TensorIndex t : op.inputs)
+        --locks[t];
+      stack.pop_back();
+    }
+    return true;
+  }
+
+  /// After a stage: free what is dead, and in Eager mode what has a gap.
+  void releaseAfterStage() {
+    ++stage; // next uses are counted from the next stage
+    const Op &op = graph.op(stage - 1);
+    auto consider = [&](TensorIndex t) {
+      if (!resident[t] || graph.tensor(t).space != MemorySpace::Device ||
+          graph.tensor(t).liveOut)
+        return;
+      OpIndex next = nextUse(t);
+      bool dead = next >= static_cast<OpIndex>(numOps);
+      bool gap = mode == Mode::Eager && evictable[t] && checkpoint &&
+                 !(*checkpoint)[t] && next > stage;
+      if (dead || gap)
+        free(t);
+    };
+    for (TensorIndex t : op.inputs)
+      consider(t);
+    for (TensorIndex t : op.outputs)
+      consider(t);
+    if (mode == Mode::Eager && checkpoint)
+      for (TensorIndex t : residentList())
+        consider(t);
+    --stage;
+  }
+
+  Mode mode = Mode::Pressure;
+  uint64_t budget = 0;
+  const std::vector<double> *weights = nullptr;
+  const std::vector<uint8_t> *checkpoint = nullptr;
+  OpIndex stage = 0;
+  std::vector<uint8_t> resident;
+  std::vector<int> residentAt;
+  std::vector<TensorIndex> residentVec;
+  std::vector<int> locks;
+  std::vector<size_t> nextUser;
+  std::vector<TensorIndex> list;
+  uint64_t used = 0;
+};
+
+llvm::Error infeasible(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 message.str());
+}
+
+/// Validates a plan by evaluation and fills the result.
+llvm::Expected<RematResult> finish(const Graph &graph, Plan plan,
+                                   uint64_t budget, const DeviceSpec *device,
+                                   std::string method) {
+  llvm::Expected<MemoryProfile> profile =
+      evaluatePlan(graph, plan, EvalOptions{/*recordSteps=*/false});
+  if (!profile)
+    return infeasible("internal error: the " + method + " plan is invalid: " +
+                      llvm::toString(profile.takeError()));
+  RematResult result;
+  result.peakBytes = profile->peakBytes;
+  for (const Step &step : plan)
+    if (step.kind == Step::Compute)
+      result.computeCost += opCost(graph, step.index, device);
+  result.plan = std::move(plan);
+  result.method = std::move(method);
+  if (result.peakBytes > budget)
+    return infeasible(llvm::formatv("the {0} plan peaks at {1} bytes, over "
+                                    "the budget of {2}",
+                                    result.method, result.peakBytes, budget)
+                          .str());
+  return result;
+}
+
+/// Outputs of forward ops, for Chen's baselines (every op unless
+/// options.backwardOps says otherwise).
+std::vector<uint8_t> forwardTensors(const Graph &graph,
+                                    const RematOptions &options) {
+  std::vector<uint8_t> forward(graph.numTensors(), 0);
+  for (OpIndex i = 0; i < static_cast<OpIndex>(graph.numOps()); ++i) {
+    bool isForward = options.backwardOps.empty() || !options.backwardOps[i];
+    for (TensorIndex t : graph.op(i).outputs)
+      forward[t] = isForward;
+  }
+  return forward;
+}
+
+} // namespace
+
+llvm::Expected<RematResult> lms::planCheckpointAll(const Graph &graph,
+                                                   uint64_t budget,
+                                                   const RematOptions &options) {
+  return finish(graph, referencePlan(graph), budget, options.device,
+                "checkpoint-all");
+}
+
+/// Runs Chen's eager plan for a checkpoint set; returns cost and peak.
+static std::optional<std::pair<Plan, uint64_t>>
+chenPlan(Engine &engine, const std::vector<uint8_t> &checkpoint) {
+  if (!engine.run(Engine::Mode::Eager, UINT64_MAX, nullptr, &checkpoint))
+    return std::nullopt;
+  return std::make_pair(engine.plan, engine.peak);
+}
+
+llvm::Expected<RematResult> lms::planChenSqrt(const Graph &graph,
+                                              uint64_t budget,
+                                              const RematOptions &options) {
+  Engine engine(graph, options.device);
+  std::vector<uint8_t> forward = forwardTensors(graph, options);
+  // Every ceil(sqrt(n))-th forward tensor is a checkpoint; the others are
+  // recomputed from them when needed again.
+  std::vector<TensorIndex> candidates;
+  for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors()); ++t)
+    if (forward[t] && engine.evictable[t])
+      candidates.push_back(t);
+  size_t stride = std::max<size_t>(
+      1, static_cast<size_t>(std::ceil(std::sqrt(candidates.size()))));
+  std::vector<uint8_t> checkpoint(graph.numTensors(), 1);
+  for (size_t i = 0; i < candidates.size(); ++i)
+    checkpoint[candidates[i]] = (i + 1) % stride == 0;
+  std::optional<std::pair<Plan, uint64_t>> plan = chenPlan(engine, checkpoint);
+  if (!plan)
+    return infeasible("chen-sqrt: " + engine.failure);
+  return finish(graph, std::move(plan->first), budget, options.device,
+                "chen-sqrt");
+}
+
+llvm::Expected<RematResult> lms::planChenGreedy(const Graph &graph,
+                                                uint64_t budget,
+                                                const RematOptions &options) {
+  Engine engine(graph, options.device);
+  std::vector<uint8_t> forward = forwardTensors(graph, options);
+  std::vector<TensorIndex> candidates;
+  uint64_t total = 0, smallest = UINT64_MAX;
+  for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors()); ++t)
+    if (forward[t] && engine.evictable[t]) {
+      candidates.push_back(t);
+      total += graph.tensor(t).bytes;
+      smallest = std::min(smallest, graph.tensor(t).bytes);
+    }
+  if (candidates.empty())
+    return planCheckpointAll(graph, budget, options);
+  // Chen's greedy: a checkpoint whenever the memory since the last one
+  // exceeds b; b is searched over a geometric range, keeping the cheapest
+  // plan that fits.
+  std::optional<RematResult> best;
+  double lo = std::max<double>(1, smallest), hi = std::max<double>(lo, total);
+  for (int k = 0; k <= 48; ++k) {
+    double b = lo * std::pow(hi / lo, k / 48.0);
+    std::vector<uint8_t> checkpoint(graph.numTensors(), 1);
+    double accumulated = 0;
+    for (TensorIndex t : candidates) {
+      accumulated += graph.tensor(t).bytes;
+      if (accumulated > b) {
+        accumulated = 0;
+      } else {
+        checkpoint[t] = 0;
+      }
+    }
+    std::optional<std::pair<Plan, uint64_t>> plan =
+        chenPlan(engine, checkpoint);
+    if (!plan || plan->second > budget)
+      continue;
+    llvm::Expected<RematResult> result = finish(
+        graph, std::move(plan->first), budget, options.device, "chen-greedy");
+    if (!result) {
+      llvm::consumeError(result.takeError());
+      continue;
+    }
+    if (!best || result->computeCost < best->computeCost)
+      best = std::move(*result);
+  }
+  if (!best)
+    return infeasible("chen-greedy: no threshold fits the budget");
+  return std::move(*best);
+}
+
+llvm::Expected<RematResult>
+lms::planRematHeuristic(const Graph &graph, uint64_t budget,
+                        const RematOptions &options) {
+  uint64_t lower = rematLowerBound(graph);
+  if (budget < lower)
+    return infeasible(llvm::formatv("budget {0} is below the smallest "
+                                    "feasible budget {1}",
+                                    budget, lower)
+                          .str());
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  };
+  Engine engine(graph, options.device);
+  std::vector<double> weights(graph.numTensors(), 1.0);
+  if (!engine.run(Engine::Mode::Pressure, budget, &weights, nullptr))
+    return infeasible("heuristic: " + engine.failure);
+  Plan bestPlan = engine.plan;
+  double bestCost = engine.totalCost;
+  std::vector<double> bestWeights = weights;
+  if (options.progress)
+    options.progress({elapsed(), bestCost, 0});
+
+  // Local search over the eviction weights: perturb a few tensors' weights,
+  // keep the change when the plan gets no more expensive (with a small
+  // annealed tolerance), remember the best plan.
+  std::mt19937_64 rng(options.seed);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  std::vector<TensorIndex> tensors;
+  for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors()); ++t)
+    if (engine.evictable[t] && graph.tensor(t).bytes > 0)
+      tensors.push_back(t);
+  double currentCost = bestCost;
+  std::vector<double> current = weights;
+  double schedule = scheduleCost(graph, options.device);
+  double minimum = schedule; // every op once
+  int iteration = 0;
+  while (!tensors.empty() && bestCost > minimum + 1e-9 &&
+         elapsed() < options.timeLimitSeconds) {
+    ++iteration;
+    std::vector<double> trial = current;
+    std::uniform_int_distribution<size_t> pick(0, tensors.size() - 1);
+    int moves = 1 + static_cast<int>(rng() % 3);
+    for (int m = 0; m < moves; ++m) {
+      TensorIndex t = tensors[pick(rng)];
+      trial[t] *= std::exp(1.5 * noise(rng));
+    }
+    if (!engine.run(Engine::Mode::Pressure, budget, &trial, nullptr))
+      continue;
+    double temperature =
+        0.02 * std::max(0.0, 1.0 - elapsed() / options.timeLimitSeconds);
+    if (engine.totalCost <= currentCost * (1.0 + temperature)) {
+      current = std::move(trial);
+      currentCost = engine.totalCost;
+    }
+    if (engine.totalCost < bestCost - 1e-9) {
+      bestCost = engine.totalCost;
+      bestPlan = engine.plan;
+      bestWeights = current;
+      if (options.progress)
+        options.progress({elapsed(), bestCost, 0});
+    }
+    // Restart from the best now and then.
+    if (iteration % 200 == 0) {
+      current = bestWeights;
+      currentCost = bestCost;
+    }
+  }
+  llvm::Expected<RematResult> result =
+      finish(graph, std::move(bestPlan), budget, options.device, "heuristic");
+  if (result) {
+    result->lowerBound = minimum;
+    result->optimal = result->computeCost <= minimum + 1e-9;
+  }
+  return result;
+}
