@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LMS/Graph/Remat.h"
+#include "RematInternal.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -82,19 +83,24 @@ public:
   /// Runs the schedule. `weights` scale the pressure scores (lower score:
   /// freed first); `checkpoint` marks the tensors Eager mode keeps.
   bool run(Mode mode, uint64_t budget, const std::vector<double> *weights,
-           const std::vector<uint8_t> *checkpoint) {
+           const std::vector<uint8_t> *checkpoint, bool closure = true) {
     this->mode = mode;
+    this->closure = closure;
     this->budget = budget;
     this->weights = weights;
     this->checkpoint = checkpoint;
     plan.clear();
     totalCost = 0;
     failure.clear();
+    failedNeeds.clear();
     resident.assign(numTensors, 0);
     residentAt.assign(numTensors, -1);
     residentVec.clear();
     locks.assign(numTensors, 0);
     nextUser.assign(numTensors, 0);
+    inClosure.assign(numOps, 0);
+    visited.assign(numOps, 0);
+    stamp = 0;
     used = 0;
     peak = 0;
     for (TensorIndex t = 0; t < static_cast<TensorIndex>(numTensors); ++t) {
@@ -114,7 +120,7 @@ public:
       return false;
     }
     for (stage = 0; stage < static_cast<OpIndex>(numOps); ++stage) {
-      if (!computeWithInputs(stage))
+      if (!(closure ? computeClosure(stage) : computeWithInputs(stage)))
         return false;
       releaseAfterStage();
     }
@@ -128,6 +134,9 @@ public:
   std::vector<uint8_t> evictable;
 
   // Results.
+  /// On failure, the tensors the failing stage had to recompute: protecting
+  /// them earlier (a higher weight) is the repair.
+  std::vector<TensorIndex> failedNeeds;
   Plan plan;
   double totalCost = 0;
   uint64_t peak = 0;
@@ -147,18 +156,36 @@ private:
     OpIndex next = nextUse(t);
     if (next >= static_cast<OpIndex>(numOps))
       return -1; // dead: free first
-    OpIndex producer = graph.tensor(t).producer;
-    double recompute = cost[producer];
-    // The inputs that would have to be recomputed too (one level).
-    for (TensorIndex input : graph.op(producer).inputs)
-      if (!resident[input] && graph.tensor(input).producer >= 0)
-        recompute += cost[graph.tensor(input).producer];
+    double recompute = cascadeCost(t);
     double distance = static_cast<double>(next - stage + 1);
     double s = recompute / (static_cast<double>(graph.tensor(t).bytes) *
                             distance);
     if (weights)
       s *= (*weights)[t];
     return s;
+  }
+
+  /// The cost of recomputing `t` now: its producer and, transitively, the
+  /// producers of inputs that are not resident (each once; DTR's evicted
+  /// neighbourhood), visiting at most a bounded number of ops.
+  double cascadeCost(TensorIndex t) {
+    ++stamp;
+    double total = 0;
+    cascade.clear();
+    cascade.push_back(graph.tensor(t).producer);
+    visited[graph.tensor(t).producer] = stamp;
+    for (size_t i = 0; i < cascade.size() && i < 48; ++i) {
+      OpIndex op = cascade[i];
+      total += cost[op];
+      for (TensorIndex input : graph.op(op).inputs) {
+        OpIndex producer = graph.tensor(input).producer;
+        if (resident[input] || producer < 0 || visited[producer] == stamp)
+          continue;
+        visited[producer] = stamp;
+        cascade.push_back(producer);
+      }
+    }
+    return total;
   }
 
   void markResident(TensorIndex t) {
@@ -215,6 +242,73 @@ private:
     return list;
   }
 
+  /// Computes op `root` after recomputing the ops that produce its missing
+  /// inputs, transitively (down to resident tensors), in schedule order, as a
+  /// Checkmate stage does. Every input of an op of the stage stays resident
+  /// until its last use in the stage; memory pressure frees other tensors.
+  bool computeClosure(OpIndex root) {
+    std::vector<OpIndex> &ops = closureOps;
+    ops.clear();
+    ops.push_back(root);
+    inClosure[root] = 1;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      for (TensorIndex input : graph.op(ops[i]).inputs) {
+        if (resident[input] ||
+            graph.tensor(input).space == MemorySpace::Host)
+          continue;
+        const Tensor &tensor = graph.tensor(input);
+        if (tensor.producer < 0 || !evictable[input]) {
+          failure = llvm::formatv("op {0} needs tensor {1}, which was freed "
+                                  "and cannot be recomputed",
+                                  ops[i], input)
+                        .str();
+          for (OpIndex op : ops)
+            inClosure[op] = 0;
+          return false;
+        }
+        if (!inClosure[tensor.producer]) {
+          inClosure[tensor.producer] = 1;
+          ops.push_back(tensor.producer);
+        }
+      }
+    }
+    std::sort(ops.begin(), ops.end());
+    for (OpIndex op : ops) {
+      inClosure[op] = 0;
+      for (TensorIndex input : graph.op(op).inputs)
+        ++locks[input];
+    }
+    for (OpIndex op : ops) {
+      const Op &o = graph.op(op);
+      uint64_t need = std::max<int64_t>(o.transientBytes, 0);
+      for (TensorIndex t : o.outputs)
+        if (!resident[t] && graph.tensor(t).space == MemorySpace::Device)
+          need += graph.tensor(t).bytes;
+      if (!makeRoom(need)) {
+        for (OpIndex rest : ops)
+          if (rest != root)
+            for (TensorIndex t : graph.op(rest).outputs)
+              failedNeeds.push_back(t);
+        for (OpIndex rest : ops)
+          if (rest >= op)
+            for (TensorIndex input : graph.op(rest).inputs)
+              --locks[input];
+        return false;
+      }
+      plan.push_back(Step::compute(op));
+      totalCost += cost[op];
+      peak = std::max(peak, used + need);
+      for (TensorIndex t : o.outputs)
+        if (!resident[t] && graph.tensor(t).space == MemorySpace::Device) {
+          markResident(t);
+          used += graph.tensor(t).bytes;
+        }
+      for (TensorIndex input : o.inputs)
+        --locks[input];
+    }
+    return true;
+  }
+
   /// Computes op `root` after making its inputs resident, recomputing
   /// producers on demand (an explicit stack: chains can be long).
   bool computeWithInputs(OpIndex root) {
@@ -266,6 +360,10 @@ private:
           return false;
         }
         if (stack.size() > numOps + 1 || plan.size() > budgetOfSteps) {
+          for (const Frame &f : stack)
+            if (f.op != root)
+              for (TensorIndex t : graph.op(f.op).outputs)
+                failedNeeds.push_back(t);
           failure = "recomputation does not converge at this budget";
           return false;
         }
@@ -276,8 +374,13 @@ private:
       for (TensorIndex t : op.outputs)
         if (!resident[t] && graph.tensor(t).space == MemorySpace::Device)
           need += graph.tensor(t).bytes;
-      if (!makeRoom(need))
+      if (!makeRoom(need)) {
+        for (const Frame &f : stack)
+          if (f.op != root)
+            for (TensorIndex t : graph.op(f.op).outputs)
+              failedNeeds.push_back(t);
         return false;
+      }
       plan.push_back(Step::compute(frame.op));
       totalCost += cost[frame.op];
       uint64_t during = used + need;
@@ -330,6 +433,12 @@ private:
   std::vector<int> locks;
   std::vector<size_t> nextUser;
   std::vector<TensorIndex> list;
+  std::vector<uint8_t> inClosure;
+  std::vector<OpIndex> closureOps;
+  std::vector<OpIndex> cascade;
+  std::vector<uint32_t> visited;
+  uint32_t stamp = 0;
+  bool closure = true;
   uint64_t used = 0;
 };
 
@@ -338,10 +447,12 @@ llvm::Error infeasible(const llvm::Twine &message) {
                                  message.str());
 }
 
-/// Validates a plan by evaluation and fills the result.
-llvm::Expected<RematResult> finish(const Graph &graph, Plan plan,
-                                   uint64_t budget, const DeviceSpec *device,
-                                   std::string method) {
+} // namespace
+
+llvm::Expected<RematResult> lms::detail::finishPlan(const Graph &graph,
+                                                    Plan plan, uint64_t budget,
+                                                    const DeviceSpec *device,
+                                                    std::string method) {
   llvm::Expected<MemoryProfile> profile =
       evaluatePlan(graph, plan, EvalOptions{/*recordSteps=*/false});
   if (!profile)
@@ -360,6 +471,15 @@ llvm::Expected<RematResult> finish(const Graph &graph, Plan plan,
                                     result.method, result.peakBytes, budget)
                           .str());
   return result;
+}
+
+namespace {
+
+llvm::Expected<RematResult> finish(const Graph &graph, Plan plan,
+                                   uint64_t budget, const DeviceSpec *device,
+                                   std::string method) {
+  return detail::finishPlan(graph, std::move(plan), budget, device,
+                            std::move(method));
 }
 
 /// Outputs of forward ops, for Chen's baselines (every op unless
@@ -465,9 +585,9 @@ llvm::Expected<RematResult> lms::planChenGreedy(const Graph &graph,
   return std::move(*best);
 }
 
-llvm::Expected<RematResult>
-lms::planRematHeuristic(const Graph &graph, uint64_t budget,
-                        const RematOptions &options) {
+llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
+                                              uint64_t budget,
+                                              const RematOptions &options) {
   uint64_t lower = rematLowerBound(graph);
   if (budget < lower)
     return infeasible(llvm::formatv("budget {0} is below the smallest "
@@ -482,10 +602,43 @@ lms::planRematHeuristic(const Graph &graph, uint64_t budget,
   };
   Engine engine(graph, options.device);
   std::vector<double> weights(graph.numTensors(), 1.0);
-  if (!engine.run(Engine::Mode::Pressure, budget, &weights, nullptr))
-    return infeasible("heuristic: " + engine.failure);
-  Plan bestPlan = engine.plan;
-  double bestCost = engine.totalCost;
+  // Two ways to recompute a stage's missing inputs: all at once in schedule
+  // order (Checkmate's stages), or depth-first on demand (DTR's). The better
+  // one on the first run is the one the search refines.
+  // When a run fails, the tensors its failing stage had to recompute were
+  // freed too eagerly: raise their weights and run again (a few hundred
+  // rounds at most, within the time limit).
+  auto runRepaired = [&](bool closure, std::vector<double> &w) {
+    for (int round = 0; round < 400; ++round) {
+      if (engine.run(Engine::Mode::Pressure, budget, &w, nullptr, closure))
+        return true;
+      if (engine.failedNeeds.empty() ||
+          (round > 8 && elapsed() > options.timeLimitSeconds))
+        return false;
+      for (TensorIndex t : engine.failedNeeds)
+        w[t] *= 4;
+    }
+    return false;
+  };
+  bool closure = true;
+  std::optional<double> closureCost, depthFirstCost;
+  Plan bestPlan;
+  std::vector<double> closureWeights = weights, depthFirstWeights = weights;
+  if (runRepaired(true, closureWeights)) {
+    closureCost = engine.totalCost;
+    bestPlan = engine.plan;
+  }
+  std::string closureFailure = engine.failure;
+  if (runRepaired(false, depthFirstWeights) &&
+      (!closureCost || engine.totalCost < *closureCost)) {
+    depthFirstCost = engine.totalCost;
+    bestPlan = engine.plan;
+    closure = false;
+  }
+  if (!closureCost && !depthFirstCost)
+    return infeasible("heuristic: " + closureFailure);
+  weights = closure ? closureWeights : depthFirstWeights;
+  double bestCost = closure ? *closureCost : *depthFirstCost;
   std::vector<double> bestWeights = weights;
   if (options.progress)
     options.progress({elapsed(), bestCost, 0});
@@ -514,7 +667,7 @@ lms::planRematHeuristic(const Graph &graph, uint64_t budget,
       TensorIndex t = tensors[pick(rng)];
       trial[t] *= std::exp(1.5 * noise(rng));
     }
-    if (!engine.run(Engine::Mode::Pressure, budget, &trial, nullptr))
+    if (!engine.run(Engine::Mode::Pressure, budget, &trial, nullptr, closure))
       continue;
     double temperature =
         0.02 * std::max(0.0, 1.0 - elapsed() / options.timeLimitSeconds);
@@ -536,10 +689,35 @@ lms::planRematHeuristic(const Graph &graph, uint64_t budget,
     }
   }
   llvm::Expected<RematResult> result =
-      finish(graph, std::move(bestPlan), budget, options.device, "heuristic");
+      finish(graph, std::move(bestPlan), budget, options.device, "dtr");
   if (result) {
     result->lowerBound = minimum;
     result->optimal = result->computeCost <= minimum + 1e-9;
   }
   return result;
+}
+
+llvm::Expected<RematResult>
+lms::planRematHeuristic(const Graph &graph, uint64_t budget,
+                        const RematOptions &options) {
+  uint64_t lower = rematLowerBound(graph);
+  if (budget < lower)
+    return infeasible(llvm::formatv("budget {0} is below the smallest "
+                                    "feasible budget {1}",
+                                    budget, lower)
+                          .str());
+  // The interval search is O(stages) per split: for very large graphs the
+  // DTR simulation alone.
+  if (graph.numOps() > kIntervalSearchMaxOps)
+    return planRematDTR(graph, budget, options);
+  llvm::Expected<RematResult> intervals =
+      detail::planRematIntervals(graph, budget, options);
+  if (intervals)
+    return intervals;
+  std::string why = llvm::toString(intervals.takeError());
+  llvm::Expected<RematResult> dtr = planRematDTR(graph, budget, options);
+  if (dtr)
+    return dtr;
+  return infeasible("no plan found: " + why + "; DTR: " +
+                    llvm::toString(dtr.takeError()));
 }

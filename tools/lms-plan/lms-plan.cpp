@@ -212,6 +212,8 @@ int main(int argc, char **argv) {
       return planChenGreedy(g, *budget, options);
     if (chosen == "heuristic")
       return planRematHeuristic(g, *budget, options);
+    if (chosen == "dtr")
+      return planRematDTR(g, *budget, options);
     if (chosen == "exact")
       return planRematExact(g, *budget, options);
     return llvm::createStringError(llvm::inconvertibleErrorCode(),

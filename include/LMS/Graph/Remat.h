@@ -91,8 +91,13 @@ llvm::Expected<RematResult> planChenGreedy(const Graph &graph, uint64_t budget,
 llvm::Expected<RematResult> planRematHeuristic(const Graph &graph,
                                                uint64_t budget,
                                                const RematOptions &options);
+llvm::Expected<RematResult> planRematDTR(const Graph &graph, uint64_t budget,
+                                         const RematOptions &options);
 llvm::Expected<RematResult> planRematExact(const Graph &graph, uint64_t budget,
                                            const RematOptions &options);
+
+/// Graphs larger than this use the DTR simulation for the heuristic.
+constexpr size_t kIntervalSearchMaxOps = 20000;
 
 /// Whether planRematExact has a MILP solver (CBC) behind it.
 bool haveExactSolver();

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""An independent checker of lms-plan plans (no code shared with LMS).
+
+    check_plan.py G.json plan.json [--budget BYTES]
+
+Contract (the issue's): `compute v` needs every predecessor's output resident
+and allocates mem(v) (memory during the step = resident bytes + mem(v), or
+just resident bytes when v is already resident); `free v` releases a resident
+output; `swap_out v` keeps v resident during the step, releases it after;
+`swap_in v` allocates it during the step. Every node computed at least once.
+Prints peak and compute cost; exits 1 on any violation or a mismatch with the
+plan's own peak_bytes/compute_cost.
+"""
+import json
+import sys
+
+
+def main():
+    args = sys.argv[1:]
+    budget = None
+    if "--budget" in args:
+        i = args.index("--budget")
+        budget = int(args[i + 1])
+        del args[i:i + 2]
+    graph = json.load(open(args[0]))
+    plan = json.load(open(args[1]))
+    mem = {n["id"]: int(n["mem"]) for n in graph["nodes"]}
+    cost = {n["id"]: float(n["cost_cpu"]) for n in graph["nodes"]}
+    preds = {v: set() for v in mem}
+    for u, v in graph["edges"]:
+        preds[v].add(u)
+    resident, host, computed = set(), set(), set()
+    used = peak = 0
+    total = 0.0
+
+    def fail(i, msg):
+        print(f"invalid: step {i}: {msg}")
+        sys.exit(1)
+
+    for i, step in enumerate(plan["schedule"]):
+        (kind, v), = step.items()
+        if v not in mem:
+            fail(i, f"unknown node {v}")
+        if kind == "compute":
+            missing = [u for u in preds[v] if u not in resident]
+            if missing:
+                fail(i, f"compute {v} needs {missing[0]}, not resident")
+            during = used if v in resident else used + mem[v]
+            peak = max(peak, during)
+            if v not in resident:
+                resident.add(v)
+                used += mem[v]
+            computed.add(v)
+            total += cost[v]
+        elif kind == "free":
+            if v not in resident:
+                fail(i, f"free {v}, not resident")
+            resident.remove(v)
+            used -= mem[v]
+        elif kind == "swap_out":
+            if v not in resident:
+                fail(i, f"swap_out {v}, not resident")
+            peak = max(peak, used)
+            resident.remove(v)
+            used -= mem[v]
+            host.add(v)
+        elif kind == "swap_in":
+            if v not in host or v in resident:
+                fail(i, f"swap_in {v} without a host copy or already resident")
+            resident.add(v)
+            used += mem[v]
+            peak = max(peak, used)
+        else:
+            fail(i, f"unknown step kind {kind}")
+    never = set(mem) - computed
+    if never:
+        print(f"invalid: node {sorted(never)[0]} is never computed")
+        sys.exit(1)
+    if plan.get("peak_bytes") is not None and plan["peak_bytes"] != peak:
+        print(f"invalid: plan says peak {plan['peak_bytes']}, checked {peak}")
+        sys.exit(1)
+    if plan.get("compute_cost") is not None and \
+            abs(plan["compute_cost"] - total) > 1e-6 * max(1.0, total):
+        print(f"invalid: plan says cost {plan['compute_cost']}, checked {total}")
+        sys.exit(1)
+    if budget is not None and peak > budget:
+        print(f"invalid: peak {peak} over the budget {budget}")
+        sys.exit(1)
+    tdi = total / sum(cost.values()) - 1 if sum(cost.values()) else 0.0
+    print(f"valid: peak {peak} compute_cost {total:g} TDI {100 * tdi:.3f}%")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+//===- RematInternal.h - Shared pieces of the remat planners ----*- C++ -*-===//
+
+#ifndef LMS_LIB_GRAPH_REMATINTERNAL_H
+#define LMS_LIB_GRAPH_REMATINTERNAL_H
+
+#include "LMS/Graph/Remat.h"
+
+namespace lms::detail {
+
+/// Validates `plan` by evaluation, fills peak and cost, and fails when the
+/// plan is invalid or over the budget.
+llvm::Expected<RematResult> finishPlan(const Graph &graph, Plan plan,
+                                       uint64_t budget,
+                                       const DeviceSpec *device,
+                                       std::string method);
+
+/// The retention-interval search (RematIntervals.cpp).
+llvm::Expected<RematResult> planRematIntervals(const Graph &graph,
+                                               uint64_t budget,
+                                               const RematOptions &options);
+
+} // namespace lms::detail
+
+#endif // LMS_LIB_GRAPH_REMATINTERNAL_H

@@ -1,0 +1,810 @@
+//===- RematIntervals.cpp - Retention-interval rematerialization ----------===//
+//
+// The plan of Moccasin's model, searched instead of solved: every op has one
+// or more retention intervals [start, end] of stages; it is computed at the
+// start of each (the first at its own stage) and resident until the end of
+// its end stage. Every computation of a consumer at stage s needs the op
+// covered by an interval at s. Inside a stage, computations run in schedule
+// order and a tensor whose interval ends there is freed after its last use in
+// the stage, so the memory of stage s is
+//   cov[s] (intervals carried in: start < s <= end) + extra[s] (the in-stage
+//   peak of the computations at s).
+//
+// Greedy repair: while some stage is over the budget, split the interval of
+// a tensor carried across the worst stage at the gap in its uses around it
+// (free after the use before, recompute at the use after), choosing the
+// tensor with the least estimated recompute cost per byte of overflow
+// removed; a recomputation's inputs are covered by extending their interval
+// where the memory has room, else by recomputing them too (recursively).
+// Large-neighbourhood search: undo a few recomputations (merge intervals),
+// repair again with noisy scores, keep what is cheaper (with a small
+// annealed tolerance), until the time limit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RematInternal.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace lms;
+
+namespace {
+
+struct Interval {
+  int start, end;
+};
+
+struct Item {
+  uint64_t mem = 0;
+  double cost = 0;
+  /// The stage of its first computation (-1: an argument).
+  int pos = -1;
+  bool recomputable = false;
+  bool splittable = false;
+  /// Live-out: resident to the end, never freed.
+  bool pinned = false;
+  int64_t transient = 0;
+  llvm::SmallVector<int, 4> inputs;
+  /// The device tensors it stands for (an op's outputs, or an argument).
+  llvm::SmallVector<TensorIndex, 2> tensors;
+};
+
+/// The mutable part of a plan, copied for the search's snapshots.
+struct State {
+  std::vector<std::vector<Interval>> iv;
+  std::vector<std::vector<int>> uses; // sorted multiset of stages
+  std::vector<std::vector<int>> at;   // items computed at each stage
+  std::vector<int64_t> cov, extra;
+  double cost = 0;
+};
+
+class IntervalPlanner {
+public:
+  IntervalPlanner(const Graph &graph, const DeviceSpec *device,
+                  uint64_t budget)
+      : graph(graph), budget(static_cast<int64_t>(budget)),
+        numStages(static_cast<int>(graph.numOps())) {
+    // One item per op, one per argument on the device.
+    itemOfTensor.assign(graph.numTensors(), -1);
+    std::vector<uint8_t> updated(graph.numTensors(), 0);
+    for (const Op &op : graph.getOps())
+      for (TensorIndex t : op.updates)
+        updated[t] = 1;
+    opItem.assign(graph.numOps(), -1);
+    for (OpIndex i = 0; i < numStages; ++i) {
+      const Op &op = graph.op(i);
+      Item item;
+      item.pos = i;
+      item.cost = opCost(graph, i, device);
+      item.transient = std::max<int64_t>(op.transientBytes, 0);
+      bool readsUpdated = false;
+      for (TensorIndex t : op.inputs)
+        readsUpdated |= updated[t] != 0;
+      item.recomputable = op.kind == OpKind::Compute && op.updates.empty() &&
+                          !readsUpdated;
+      for (TensorIndex t : op.outputs) {
+        const Tensor &tensor = graph.tensor(t);
+        if (tensor.space != MemorySpace::Device)
+          continue;
+        item.mem += tensor.bytes;
+        item.tensors.push_back(t);
+        item.pinned |= tensor.liveOut;
+        item.recomputable &= !updated[t];
+      }
+      item.splittable = item.recomputable && !item.pinned && item.mem > 0;
+      opItem[i] = static_cast<int>(items.size());
+      for (TensorIndex t : item.tensors)
+        itemOfTensor[t] = static_cast<int>(items.size());
+      items.push_back(std::move(item));
+    }
+    for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors());
+         ++t) {
+      const Tensor &tensor = graph.tensor(t);
+      if (tensor.producer != kEntry || tensor.space != MemorySpace::Device)
+        continue;
+      Item item;
+      item.mem = tensor.bytes;
+      item.pinned = tensor.liveOut;
+      item.tensors.push_back(t);
+      itemOfTensor[t] = static_cast<int>(items.size());
+      items.push_back(std::move(item));
+    }
+    for (OpIndex i = 0; i < numStages; ++i) {
+      Item &item = items[opItem[i]];
+      for (TensorIndex t : graph.op(i).inputs) {
+        int p = itemOfTensor[t];
+        if (p >= 0 && !llvm::is_contained(item.inputs, p))
+          item.inputs.push_back(p);
+      }
+    }
+    stamp.assign(items.size(), 0);
+    lastInStage.assign(items.size(), -1);
+  }
+
+  /// The reference plan: every op computed once, kept to its last use.
+  void reset() {
+    size_t n = items.size();
+    s.iv.assign(n, {});
+    s.uses.assign(n, {});
+    s.at.assign(numStages, {});
+    s.cov.assign(numStages, 0);
+    s.extra.assign(numStages, 0);
+    s.cost = 0;
+    for (OpIndex i = 0; i < numStages; ++i)
+      for (int p : items[opItem[i]].inputs)
+        s.uses[p].push_back(i);
+    for (size_t p = 0; p < n; ++p) {
+      const Item &item = items[p];
+      std::sort(s.uses[p].begin(), s.uses[p].end());
+      if (item.pos < 0 && s.uses[p].empty() && !item.pinned)
+        continue; // an unused argument: freed at entry
+      int end = s.uses[p].empty() ? item.pos : s.uses[p].back();
+      end = std::max(end, item.pos);
+      if (item.pinned)
+        end = numStages - 1;
+      s.iv[p].push_back({item.pos, end});
+      if (item.pos >= 0) {
+        s.at[item.pos].push_back(static_cast<int>(p));
+        s.cost += item.cost;
+      }
+      addCov(item.pos + 1, end, static_cast<int64_t>(item.mem));
+    }
+    dirty.assign(numStages, 1);
+    dirtyList.clear();
+    for (int st = 0; st < numStages; ++st)
+      dirtyList.push_back(st);
+    refresh();
+    entryBytes = 0;
+    for (size_t p = 0; p < n; ++p)
+      if (items[p].pos < 0 && !s.iv[p].empty())
+        entryBytes += items[p].mem;
+  }
+
+  /// Splits intervals until every stage fits. `noise` randomizes the scores.
+  bool repair(std::mt19937_64 *rng, double noise, size_t maxSplits,
+              const std::function<bool()> &expired) {
+    std::normal_distribution<double> gauss(0.0, 1.0);
+    tabu.assign(items.size(), {});
+    for (size_t round = 0; round < maxSplits; ++round) {
+      if (round % 64 == 63 && expired()) {
+        failure = "the time limit ran out before the plan fit";
+        return false;
+      }
+      refresh();
+      int worst = -1;
+      int64_t over = 0;
+      for (int st = 0; st < numStages; ++st) {
+        int64_t m = s.cov[st] + s.extra[st] - budget;
+        if (m > over) {
+          over = m;
+          worst = st;
+        }
+      }
+      if (worst < 0)
+        return true;
+      int bestItem = -1, bestA = 0, bestR = 0;
+      int skippedForLoss = 0, usedThere = 0, carried = 0;
+      double bestScore = std::numeric_limits<double>::infinity();
+      for (size_t p = 0; p < items.size(); ++p) {
+        const Item &item = items[p];
+        if (!item.splittable)
+          continue;
+        int k = covering(static_cast<int>(p), worst);
+        if (k < 0 || s.iv[p][k].start >= worst)
+          continue;
+        const Interval &in = s.iv[p][k];
+        const std::vector<int> &u = s.uses[p];
+        // The uses around `worst` inside the interval.
+        auto next = std::upper_bound(u.begin(), u.end(), worst);
+        if (next == u.end() || *next > in.end)
+          continue;
+        auto prev = std::lower_bound(u.begin(), u.end(), worst);
+        ++carried;
+        if (prev != u.end() && *prev == worst) {
+          ++usedThere;
+          continue; // used at the worst stage itself
+        }
+        int a = in.start;
+        if (prev != u.begin() && *std::prev(prev) >= in.start)
+          a = *std::prev(prev);
+        int b = *next;
+        double benefit = 0;
+        for (int st = a + 1; st < b; ++st) {
+          int64_t m = s.cov[st] + s.extra[st] - budget;
+          if (m > 0)
+            benefit += static_cast<double>(
+                std::min<int64_t>(m, static_cast<int64_t>(item.mem)));
+        }
+        if (benefit <= 0)
+          continue;
+        // Recompute at the next use, or earlier where the stages before it
+        // have room (away from a crowded stage).
+        int early = b;
+        while (early - 1 > worst &&
+               s.cov[early - 1] + s.extra[early - 1] +
+                       static_cast<int64_t>(item.mem) <=
+                   budget)
+          --early;
+        bool tabuAtB = isTabu(static_cast<int>(p), b);
+        int candidatesR[3] = {b, early, worst + 1};
+        for (int ri = 0; ri < 3; ++ri) {
+          int r = candidatesR[ri];
+          if (r == b && tabuAtB)
+            continue;
+          if ((ri == 1 && r == b) || (ri == 2 && (r == b || r == early)))
+            continue; // evaluated already
+          double lost = 0;
+          for (int st = r; st < b; ++st) {
+            int64_t m = s.cov[st] + s.extra[st] - budget;
+            if (m > 0)
+              lost += static_cast<double>(
+                  std::min<int64_t>(m, static_cast<int64_t>(item.mem)));
+          }
+          if (benefit - lost <= 0)
+            continue;
+          ++epoch;
+          estimatedBytes = 0;
+          // No candidate costlier than the best score allows matters.
+          estimateCap = std::isinf(bestScore) ? bestScore
+                                              : bestScore * benefit * 4;
+          double cost = estimate(static_cast<int>(p), r, 0);
+          if (cost > estimateCap)
+            continue;
+          // The recomputed inputs crowd stage r (p itself is counted above
+          // or was resident there anyway).
+          estimatedBytes -= item.mem;
+          int64_t before = s.cov[r] + s.extra[r] - budget;
+          int64_t after = before + static_cast<int64_t>(estimatedBytes);
+          lost += static_cast<double>(std::max<int64_t>(after, 0) -
+                                      std::max<int64_t>(before, 0));
+          if (benefit - lost <= 0) {
+            if (debugCandidates)
+              llvm::errs() << "  cand " << items[p].pos << " mem " << item.mem
+                           << " a " << a << " b " << b << " r " << r
+                           << " benefit " << benefit << " lost " << lost
+                           << " est " << estimatedBytes << " cost " << cost
+                           << "\n";
+            ++skippedForLoss;
+            continue;
+          }
+          double score = (cost + 1e-9) / (benefit - lost);
+          if (rng && noise > 0)
+            score *= std::exp(noise * gauss(*rng));
+          if (score < bestScore) {
+            bestScore = score;
+            bestItem = static_cast<int>(p);
+            bestA = a;
+            bestR = r;
+          }
+        }
+      }
+      if (bestItem < 0) {
+        // Stuck: the stage is crowded by its own recomputations. Undo them
+        // and forbid recomputing those tensors at this stage again (they
+        // will be kept, or recomputed earlier).
+        bool undone = false;
+        for (size_t p = 0; p < items.size(); ++p)
+          for (size_t k = 1; k < s.iv[p].size(); ++k)
+            if (s.iv[p][k].start == worst && !isTabu(static_cast<int>(p),
+                                                     worst)) {
+              tabu[p].push_back(worst);
+              merge(static_cast<int>(p), static_cast<int>(k));
+              undone = true;
+              break;
+            }
+        if (undone)
+          continue;
+        if (getenv("LMS_DEBUG_INTERVALS") && !debugCandidates) {
+          debugCandidates = true;
+          continue;
+        }
+        if (getenv("LMS_DEBUG_INTERVALS")) {
+          llvm::errs() << "stuck at " << worst << " cov " << s.cov[worst]
+                       << " extra " << s.extra[worst] << " carried "
+                       << carried << " used " << usedThere << " loss "
+                       << skippedForLoss << " at:";
+          for (int p : s.at[worst])
+            llvm::errs() << " " << items[p].pos << "(" << items[p].mem
+                         << ",k" << s.iv[p].size() << ")";
+          llvm::errs() << "\n";
+        }
+        failure = llvm::formatv(
+            "stage {0} ('{1}') needs {2} bytes, over the budget of {3}, and "
+            "no tensor carried across it can be freed there",
+            worst, graph.op(worst).name, s.cov[worst] + s.extra[worst],
+            budget);
+        return false;
+      }
+      split(bestItem, bestA, bestR);
+    }
+    failure = "the interval search did not converge at this budget";
+    return false;
+  }
+
+  bool isTabu(int p, int st) const {
+    return !tabu.empty() && llvm::is_contained(tabu[p], st);
+  }
+
+  /// Frees p after its use at stage a and recomputes it at stage b (at or
+  /// before its next use).
+  void split(int p, int a, int b) {
+    int k = covering(p, a);
+    int end = s.iv[p][k].end;
+    setEnd(p, k, a);
+    insertInterval(p, b, end);
+    // A recomputation used only after the gap is now useless.
+    trim(p, k);
+  }
+
+  /// Undoes recomputation `k` (>= 1) of item `p`: the previous interval
+  /// now reaches its end.
+  void merge(int p, int k) {
+    int end = s.iv[p][k].end;
+    eraseInterval(p, k);
+    setEnd(p, k - 1, end);
+  }
+
+  /// All recomputations (item, interval index >= 1).
+  std::vector<std::pair<int, int>> recomputations() const {
+    std::vector<std::pair<int, int>> result;
+    for (size_t p = 0; p < items.size(); ++p)
+      for (size_t k = 1; k < s.iv[p].size(); ++k)
+        result.push_back({static_cast<int>(p), static_cast<int>(k)});
+    return result;
+  }
+
+  int64_t peak() {
+    refresh();
+    int64_t result = entryBytes;
+    for (int st = 0; st < numStages; ++st)
+      result = std::max(result, s.cov[st] + s.extra[st]);
+    return result;
+  }
+
+  /// The plan's steps: per stage, its computations in schedule order, each
+  /// followed by the frees its last in-stage use allows.
+  Plan emit() {
+    Plan plan;
+    for (size_t p = 0; p < items.size(); ++p)
+      if (items[p].pos < 0 && s.iv[p].empty())
+        for (TensorIndex t : items[p].tensors)
+          plan.push_back(Step::free(t));
+    for (int st = 0; st < numStages; ++st)
+      simulateStage(st, &plan);
+    return plan;
+  }
+
+  const Graph &graph;
+  int64_t budget;
+  int numStages;
+  std::vector<Item> items;
+  std::vector<int> opItem, itemOfTensor;
+  State s;
+  std::string failure;
+
+private:
+  void addCov(int lo, int hi, int64_t delta) {
+    lo = std::max(lo, 0);
+    hi = std::min(hi, numStages - 1);
+    for (int st = lo; st <= hi; ++st)
+      s.cov[st] += delta;
+  }
+
+  void markDirty(int st) {
+    if (st >= 0 && st < numStages && !dirty[st]) {
+      dirty[st] = 1;
+      dirtyList.push_back(st);
+    }
+  }
+
+  void refresh() {
+    for (int st : dirtyList) {
+      s.extra[st] = simulateStage(st, nullptr);
+      dirty[st] = 0;
+    }
+    dirtyList.clear();
+  }
+
+  /// The index of p's interval covering stage `st`, or -1.
+  int covering(int p, int st) const {
+    const std::vector<Interval> &v = s.iv[p];
+    auto it = std::upper_bound(
+        v.begin(), v.end(), st,
+        [](int x, const Interval &in) { return x < in.start; });
+    if (it == v.begin())
+      return -1;
+    --it;
+    return it->end >= st ? static_cast<int>(it - v.begin()) : -1;
+  }
+
+  /// The index of p's last interval starting at or before `st`.
+  int before(int p, int st) const {
+    const std::vector<Interval> &v = s.iv[p];
+    auto it = std::upper_bound(
+        v.begin(), v.end(), st,
+        [](int x, const Interval &in) { return x < in.start; });
+    return static_cast<int>(it - v.begin()) - 1;
+  }
+
+  bool endsAt(int p, int st) const {
+    if (items[p].pinned)
+      return false;
+    int k = covering(p, st);
+    return k >= 0 && s.iv[p][k].end == st;
+  }
+
+  /// The in-stage peak above cov[st]; appends the steps when `plan` is set.
+  int64_t simulateStage(int st, Plan *plan) {
+    std::vector<int> &ops = s.at[st];
+    std::sort(ops.begin(), ops.end(),
+              [&](int x, int y) { return items[x].pos < items[y].pos; });
+    ++epoch;
+    for (size_t i = 0; i < ops.size(); ++i)
+      for (int p : items[ops[i]].inputs) {
+        stamp[p] = epoch;
+        lastInStage[p] = static_cast<int>(i);
+      }
+    int64_t running = 0, top = 0;
+    auto release = [&](int p) {
+      running -= static_cast<int64_t>(items[p].mem);
+      if (plan)
+        for (TensorIndex t : items[p].tensors)
+          plan->push_back(Step::free(t));
+    };
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Item &item = items[ops[i]];
+      running += static_cast<int64_t>(item.mem);
+      top = std::max(top, running + item.transient);
+      if (plan)
+        plan->push_back(Step::compute(item.pos));
+      for (int p : item.inputs)
+        if (lastInStage[p] == static_cast<int>(i) && endsAt(p, st))
+          release(p);
+      bool usedLater = stamp[ops[i]] == epoch &&
+                       lastInStage[ops[i]] > static_cast<int>(i);
+      if (!usedLater && endsAt(ops[i], st))
+        release(ops[i]);
+    }
+    return top;
+  }
+
+  void setEnd(int p, int k, int end) {
+    Interval &in = s.iv[p][k];
+    int64_t mem = static_cast<int64_t>(items[p].mem);
+    if (end > in.end)
+      addCov(in.end + 1, end, mem);
+    else
+      addCov(end + 1, in.end, -mem);
+    markDirty(in.end);
+    markDirty(end);
+    in.end = end;
+  }
+
+  void addUse(int q, int st) {
+    auto &u = s.uses[q];
+    u.insert(std::upper_bound(u.begin(), u.end(), st), st);
+  }
+
+  void removeUse(int q, int st) {
+    auto &u = s.uses[q];
+    auto it = std::lower_bound(u.begin(), u.end(), st);
+    u.erase(it);
+    int k = covering(q, st);
+    if (k >= 0)
+      trim(q, k);
+  }
+
+  /// Shrinks interval k of q to its last use (dropping a recomputation
+  /// nobody uses).
+  void trim(int q, int k) {
+    if (items[q].pinned)
+      return;
+    Interval in = s.iv[q][k];
+    const auto &u = s.uses[q];
+    auto it = std::upper_bound(u.begin(), u.end(), in.end);
+    int last = -2;
+    if (it != u.begin() && *std::prev(it) >= in.start)
+      last = *std::prev(it);
+    if (last == -2 && k > 0) {
+      eraseInterval(q, k);
+      return;
+    }
+    int end = std::max(in.start, last);
+    if (end < in.end)
+      setEnd(q, k, end);
+  }
+
+  /// A new computation of p at stage `start`, resident through `end`.
+  void insertInterval(int p, int start, int end) {
+    auto &v = s.iv[p];
+    auto it = std::upper_bound(
+        v.begin(), v.end(), start,
+        [](int x, const Interval &in) { return x < in.start; });
+    v.insert(it, Interval{start, end});
+    s.at[start].push_back(p);
+    s.cost += items[p].cost;
+    addCov(start + 1, end, static_cast<int64_t>(items[p].mem));
+    markDirty(start);
+    markDirty(end);
+    for (int q : items[p].inputs)
+      addUse(q, start);
+    for (int q : items[p].inputs)
+      cover(q, start);
+  }
+
+  void eraseInterval(int p, int k) {
+    Interval in = s.iv[p][k];
+    auto &here = s.at[in.start];
+    here.erase(std::find(here.begin(), here.end(), p));
+    s.cost -= items[p].cost;
+    addCov(in.start + 1, in.end, -static_cast<int64_t>(items[p].mem));
+    markDirty(in.start);
+    markDirty(in.end);
+    s.iv[p].erase(s.iv[p].begin() + k);
+    for (int q : items[p].inputs)
+      removeUse(q, in.start);
+  }
+
+  /// Whether stages (from, to) have room for `mem` more bytes.
+  bool room(int from, int to, uint64_t mem) {
+    refresh();
+    for (int st = std::max(from + 1, 0); st < to; ++st)
+      if (s.cov[st] + s.extra[st] + static_cast<int64_t>(mem) > budget)
+        return false;
+    return true;
+  }
+
+  /// Makes q resident at stage `st`: extend its interval before `st` where
+  /// there is room (or q cannot be recomputed), else recompute it at `st`.
+  void cover(int q, int st) {
+    if (covering(q, st) >= 0)
+      return;
+    int k = before(q, st);
+    if (k < 0)
+      return; // cannot happen on a valid graph
+    if (!items[q].recomputable || room(s.iv[q][k].end, st, items[q].mem))
+      setEnd(q, k, st);
+    else
+      insertInterval(q, st, st);
+  }
+
+  /// The estimated compute cost of recomputing p at stage `st` (its inputs
+  /// covered as cover() would), each item once per estimate.
+  double estimate(int p, int st, int depth) {
+    stamp[p] = epoch;
+    double total = items[p].cost;
+    estimatedBytes += items[p].mem;
+    if (depth > 64)
+      return total;
+    for (int q : items[p].inputs) {
+      if (total > estimateCap)
+        return total;
+      if (stamp[q] == epoch || covering(q, st) >= 0 || !items[q].recomputable)
+        continue;
+      int k = before(q, st);
+      if (k >= 0 && roomFast(s.iv[q][k].end, st, items[q].mem))
+        continue;
+      total += estimate(q, st, depth + 1);
+    }
+    return total;
+  }
+
+  bool roomFast(int from, int to, uint64_t mem) const {
+    for (int st = std::max(from + 1, 0); st < to; ++st)
+      if (s.cov[st] + s.extra[st] + static_cast<int64_t>(mem) > budget)
+        return false;
+    return true;
+  }
+
+  std::vector<uint8_t> dirty;
+  std::vector<int> dirtyList;
+  std::vector<llvm::SmallVector<int, 2>> tabu;
+  std::vector<uint32_t> stamp;
+  std::vector<int> lastInStage;
+  uint32_t epoch = 0;
+  uint64_t estimatedBytes = 0;
+  double estimateCap = 0;
+public:
+  bool debugCandidates = false;
+private:
+  int64_t entryBytes = 0;
+};
+
+} // namespace
+
+llvm::Expected<RematResult>
+lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
+                                const RematOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  };
+  IntervalPlanner planner(graph, options.device, budget);
+  planner.reset();
+  size_t maxSplits = 64 * graph.numOps() + 1024;
+  std::mt19937_64 rng(options.seed);
+  // The first repair may run past the time limit (there is no plan yet);
+  // the search stops at it.
+  auto never = [] { return false; };
+  auto expired = [&] { return elapsed() > options.timeLimitSeconds; };
+  if (!planner.repair(nullptr, 0, maxSplits, never)) {
+    // A noisy restart or two before giving up.
+    bool repaired = false;
+    for (int attempt = 0; attempt < 8 && !repaired &&
+                          (attempt < 2 || elapsed() < options.timeLimitSeconds);
+         ++attempt) {
+      planner.reset();
+      repaired = planner.repair(&rng, 0.5, maxSplits,
+                                attempt < 2 ? std::function<bool()>(never)
+                                            : std::function<bool()>(expired));
+    }
+    if (!repaired)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     planner.failure);
+  }
+  State best = planner.s;
+  double bestCost = planner.s.cost;
+  double currentCost = bestCost;
+  if (options.progress)
+    options.progress({elapsed(), bestCost, 0});
+  double minimum = scheduleCost(graph, options.device);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  size_t iteration = 0;
+  while (bestCost > minimum + 1e-9 && elapsed() < options.timeLimitSeconds) {
+    ++iteration;
+    State saved = planner.s;
+    std::vector<std::pair<int, int>> recomputes = planner.recomputations();
+    if (recomputes.empty())
+      break;
+    // Ruin: undo one to three recomputations, or every one starting in a
+    // window of stages.
+    if (unit(rng) < 0.5) {
+      int count = 1 + static_cast<int>(rng() % 3);
+      for (int c = 0; c < count && !recomputes.empty(); ++c) {
+        auto [p, k] = recomputes[rng() % recomputes.size()];
+        if (k < static_cast<int>(planner.s.iv[p].size()))
+          planner.merge(p, k);
+        recomputes = planner.recomputations();
+      }
+    } else {
+      int center = planner.s.iv[recomputes[rng() % recomputes.size()].first]
+                       .back()
+                       .start;
+      int width = 1 + static_cast<int>(rng() % 8);
+      bool merged = true;
+      while (merged) {
+        merged = false;
+        for (auto [p, k] : planner.recomputations()) {
+          int st = planner.s.iv[p][k].start;
+          if (st >= center - width && st <= center + width) {
+            planner.merge(p, k);
+            merged = true;
+            break;
+          }
+        }
+      }
+    }
+    bool ok = planner.repair(&rng, 0.3, maxSplits, expired);
+    double temperature =
+        0.01 * std::max(0.0, 1.0 - elapsed() / options.timeLimitSeconds);
+    if (ok && planner.s.cost <= currentCost * (1 + temperature)) {
+      currentCost = planner.s.cost;
+      if (currentCost < bestCost - 1e-9) {
+        bestCost = currentCost;
+        best = planner.s;
+        if (options.progress)
+          options.progress({elapsed(), bestCost, 0});
+      }
+    } else {
+      planner.s = std::move(saved);
+    }
+    if (iteration % 500 == 0) {
+      planner.s = best;
+      currentCost = bestCost;
+    }
+  }
+  planner.s = best;
+  if (getenv("LMS_DEBUG_INTERVALS")) {
+    planner.peak();
+    Plan plan = planner.emit();
+    {
+      // Replay: the resident items at each stage start vs the model's.
+      std::vector<uint8_t> res(graph.numTensors(), 0);
+      size_t st = 0;
+      bool reported = false;
+      auto compare = [&](size_t stage) {
+        for (size_t p = 0; p < planner.items.size() && !reported; ++p) {
+          const Item &item = planner.items[p];
+          if (item.tensors.empty() || item.pos < 0)
+            continue;
+          bool model = false;
+          for (const Interval &in : planner.s.iv[p])
+            model |= in.start < static_cast<int>(stage) &&
+                     static_cast<int>(stage) <= in.end;
+          if (model != (res[item.tensors[0]] != 0)) {
+            reported = true;
+            llvm::errs() << "stage " << stage << ": item pos " << item.pos
+                         << " model " << model << " intervals:";
+            for (const Interval &in : planner.s.iv[p])
+              llvm::errs() << " [" << in.start << "," << in.end << "]";
+            llvm::errs() << " uses:";
+            for (int u : planner.s.uses[p])
+              llvm::errs() << " " << u;
+            llvm::errs() << "\n";
+          }
+        }
+      };
+      for (const Step &step : plan) {
+        if (step.kind == Step::Compute) {
+          if (static_cast<size_t>(step.index) == st) {
+            // the stage op itself: compare before it (approximation: after
+            // the stage's recomputations)
+          }
+          for (TensorIndex t : graph.op(step.index).outputs)
+            res[t] = 1;
+          if (static_cast<size_t>(step.index) == st) {
+            ++st;
+          }
+        } else if (step.kind == Step::Free) {
+          res[step.index] = 0;
+        }
+        (void)compare;
+      }
+      // Compare at stage boundaries: rerun, comparing before each stage's
+      // first step.
+      std::fill(res.begin(), res.end(), 0);
+      st = 0;
+      bool atStart = true;
+      for (const Step &step : plan) {
+        if (step.kind == Step::Compute) {
+          if (atStart && st > 0)
+            compare(st);
+          atStart = false;
+          for (TensorIndex t : graph.op(step.index).outputs)
+            res[t] = 1;
+          if (static_cast<size_t>(step.index) == st) {
+            ++st;
+            atStart = true;
+          }
+        } else if (step.kind == Step::Free) {
+          res[step.index] = 0;
+        }
+      }
+    }
+    llvm::Expected<MemoryProfile> profile = evaluatePlan(graph, plan);
+    if (profile) {
+      // Per stage: the op computed last in the stage is the stage op.
+      std::vector<uint64_t> measured(graph.numOps(), 0);
+      size_t stage = 0;
+      for (auto &[op, memory] : profile->computeSteps) {
+        measured[stage] = std::max(measured[stage], memory.during);
+        if (static_cast<size_t>(op) == stage)
+          ++stage;
+      }
+      for (size_t st = 0; st < graph.numOps(); ++st) {
+        int64_t model = planner.s.cov[st] + planner.s.extra[st];
+        if (static_cast<int64_t>(measured[st]) != model)
+          llvm::errs() << "stage " << st << " model " << model << " (cov "
+                       << planner.s.cov[st] << ") measured " << measured[st]
+                       << " ops " << planner.s.at[st].size() << "\n";
+      }
+    } else {
+      llvm::errs() << llvm::toString(profile.takeError()) << "\n";
+    }
+  }
+  llvm::Expected<RematResult> result = detail::finishPlan(
+      graph, planner.emit(), budget, options.device, "heuristic");
+  if (result)
+    result->lowerBound = minimum;
+  return result;
+}
