@@ -183,15 +183,18 @@ public:
       int64_t over = 0;
       for (int st = 0; st < numStages; ++st) {
         int64_t m = s.cov[st] + s.extra[st] - budget;
-        if (m > over) {
+        if (order == Order::Worst ? m > over : m > 0) {
           over = m;
           worst = st;
+          if (order == Order::First)
+            break;
         }
       }
       if (worst < 0)
         return true;
       int bestItem = -1, bestA = 0, bestR = 0;
       int skippedForLoss = 0, usedThere = 0, carried = 0;
+      std::vector<Fallback> fallback;
       double bestScore = std::numeric_limits<double>::infinity();
       for (size_t p = 0; p < items.size(); ++p) {
         const Item &item = items[p];
@@ -273,6 +276,7 @@ public:
                            << " est " << estimatedBytes << " cost " << cost
                            << "\n";
             ++skippedForLoss;
+            fallback.push_back({lost - benefit, static_cast<int>(p), a, r});
             continue;
           }
           double score = (cost + 1e-9) / (benefit - lost);
@@ -302,6 +306,12 @@ public:
             }
         if (undone)
           continue;
+        // Every split looks worse than it gains by the estimates, which
+        // count a recomputation's inputs as resident all at once. Measure
+        // the few least bad ones exactly: the one that lowers the total
+        // overflow most goes ahead.
+        if (tryFallback(fallback))
+          continue;
         if (getenv("LMS_DEBUG_INTERVALS") && !debugCandidates) {
           debugCandidates = true;
           continue;
@@ -329,6 +339,51 @@ public:
     return false;
   }
 
+  /// Which overflowing stage the repair fixes first.
+  enum class Order { Worst, First };
+  Order order = Order::Worst;
+
+  struct Fallback {
+    double excess;
+    int item, a, r;
+  };
+
+  int64_t totalOverflow() {
+    refresh();
+    int64_t total = 0;
+    for (int st = 0; st < numStages; ++st)
+      total += std::max<int64_t>(0, s.cov[st] + s.extra[st] - budget);
+    return total;
+  }
+
+  bool tryFallback(std::vector<Fallback> &fallback) {
+    if (fallback.empty())
+      return false;
+    std::sort(fallback.begin(), fallback.end(),
+              [](const Fallback &x, const Fallback &y) {
+                return x.excess < y.excess;
+              });
+    int64_t base = totalOverflow();
+    State saved = s;
+    int64_t best = base;
+    int chosen = -1;
+    for (int i = 0; i < static_cast<int>(std::min<size_t>(fallback.size(), 6));
+         ++i) {
+      split(fallback[i].item, fallback[i].a, fallback[i].r);
+      int64_t overflow = totalOverflow();
+      s = saved;
+      markAllDirty();
+      if (overflow < best) {
+        best = overflow;
+        chosen = i;
+      }
+    }
+    if (chosen < 0)
+      return false;
+    split(fallback[chosen].item, fallback[chosen].a, fallback[chosen].r);
+    return true;
+  }
+
   bool isTabu(int p, int st) const {
     return !tabu.empty() && llvm::is_contained(tabu[p], st);
   }
@@ -342,6 +397,12 @@ public:
     insertInterval(p, b, end);
     // A recomputation used only after the gap is now useless.
     trim(p, k);
+  }
+
+  void markAllDirty() {
+    for (int st = 0; st < numStages; ++st)
+      markDirty(st);
+    refresh();
   }
 
   /// Undoes recomputation `k` (>= 1) of item `p`: the previous interval
@@ -570,7 +631,8 @@ private:
     int k = before(q, st);
     if (k < 0)
       return; // cannot happen on a valid graph
-    if (!items[q].recomputable || room(s.iv[q][k].end, st, items[q].mem))
+    if (!items[q].recomputable || isTabu(q, st) ||
+        room(s.iv[q][k].end, st, items[q].mem))
       setEnd(q, k, st);
     else
       insertInterval(q, st, st);
@@ -630,6 +692,7 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
         .count();
   };
   IntervalPlanner planner(graph, options.device, budget);
+
   planner.reset();
   size_t maxSplits = 64 * graph.numOps() + 1024;
   std::mt19937_64 rng(options.seed);
@@ -637,21 +700,33 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
   // the search stops at it.
   auto never = [] { return false; };
   auto expired = [&] { return elapsed() > options.timeLimitSeconds; };
-  if (!planner.repair(nullptr, 0, maxSplits, never)) {
-    // A noisy restart or two before giving up.
-    bool repaired = false;
-    for (int attempt = 0; attempt < 8 && !repaired &&
-                          (attempt < 2 || elapsed() < options.timeLimitSeconds);
-         ++attempt) {
-      planner.reset();
-      repaired = planner.repair(&rng, 0.5, maxSplits,
-                                attempt < 2 ? std::function<bool()>(never)
-                                            : std::function<bool()>(expired));
-    }
-    if (!repaired)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     planner.failure);
+  // Two greedy orders (the worst stage first, the first stage first): the
+  // cheaper plan seeds the search; then noisy restarts if neither fits.
+  std::optional<State> seedState;
+  using Order = IntervalPlanner::Order;
+  for (Order order : {Order::Worst, Order::First}) {
+    planner.order = order;
+    planner.reset();
+    if (planner.repair(nullptr, 0, maxSplits, never) &&
+        (!seedState || planner.s.cost < seedState->cost))
+      seedState = planner.s;
   }
+  for (int attempt = 0;
+       !seedState && attempt < 8 &&
+       (attempt < 2 || elapsed() < options.timeLimitSeconds);
+       ++attempt) {
+    planner.order = attempt % 2 ? Order::First : Order::Worst;
+    planner.reset();
+    if (planner.repair(&rng, 0.5, maxSplits,
+                       attempt < 2 ? std::function<bool()>(never)
+                                   : std::function<bool()>(expired)))
+      seedState = planner.s;
+  }
+  if (!seedState)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   planner.failure);
+  planner.s = *seedState;
+  planner.markAllDirty();
   State best = planner.s;
   double bestCost = planner.s.cost;
   double currentCost = bestCost;
@@ -694,6 +769,7 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
         }
       }
     }
+    planner.order = rng() % 2 ? Order::First : Order::Worst;
     bool ok = planner.repair(&rng, 0.3, maxSplits, expired);
     double temperature =
         0.01 * std::max(0.0, 1.0 - elapsed() / options.timeLimitSeconds);
