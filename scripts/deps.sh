@@ -7,6 +7,7 @@ packages=(
   cmake ninja-build g++ lld python3
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev libgmock-dev
+  coinor-libcbc-dev pkg-config
 )
 # Extra groups: LMS_DEPS_EXTRA="torch" adds the PyTorch importer's packages.
 for extra in ${LMS_DEPS_EXTRA:-}; do

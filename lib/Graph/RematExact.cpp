@@ -1,18 +1,527 @@
 //===- RematExact.cpp - The Checkmate MILP on CBC -------------------------===//
 //
-// Placeholder until the MILP lands: reports that no exact solver is built.
+// Checkmate's formulation (Jain et al., MLSys'20) for the schedule order:
+// stage t computes op t, after recomputing what it needs; within a stage ops
+// run in schedule order.
+//
+//   R[t][i]  op i is computed in stage t (i <= t; R[t][t] = 1)
+//   S[t][i]  op i's outputs are resident at the start of stage t (i < t)
+//   F[t][i][k]  i is freed right after step k of stage t (k is i or one of
+//            its users), continuous: with R and S integral, the best F is
+//   U[t][k]  device bytes during step k of stage t (continuous)
+//
+//   S[t+1][i] <= S[t][i] + R[t][i]           (kept only if there)
+//   R[t][k] <= R[t][i] + S[t][i], i -> k     (inputs resident)
+//   F[t][i][k] <= R[t][k], <= 1 - S[t+1][i], <= 1 - R[t][j] (users j > k)
+//   U[t][0] = sum_i mem_i S[t][i] + mem_0 R[t][0]
+//   U[t][k] = U[t][k-1] - sum_i mem_i F[t][i][k-1] + mem_k R[t][k]
+//   U[t][k] + transient_k R[t][k] <= budget - arguments(t)
+//   minimize sum cost_i R[t][i]
+//
+// F needs no lower bound: freeing only lowers memory, so an optimal solution
+// frees where it may. The heuristic's plan is the MIP start; CBC runs with
+// the remaining time limit, and an event handler reports the incumbent and
+// the bound. Arguments stay resident through their last use in the schedule
+// (ops that read one are not recomputed after it); live-out outputs are
+// never freed; ops that cannot be recomputed have R[t][i] = 0 for t != i.
 //
 //===----------------------------------------------------------------------===//
 
-#include "LMS/Graph/Remat.h"
+#include "RematInternal.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
+#include <cmath>
+
+#ifdef LMS_HAVE_CBC
+#include "CbcEventHandler.hpp"
+#include "CbcModel.hpp"
+#include "CbcSolver.hpp"
+#include "CoinPackedMatrix.hpp"
+#include "OsiClpSolverInterface.hpp"
+#endif
 
 using namespace lms;
 
-bool lms::haveExactSolver() { return false; }
+bool lms::haveExactSolver() {
+#ifdef LMS_HAVE_CBC
+  return true;
+#else
+  return false;
+#endif
+}
+
+#ifdef LMS_HAVE_CBC
+namespace {
+
+/// Shared by the event handler's clones (CBC copies its models).
+struct ProgressState {
+  const RematOptions *options;
+  std::chrono::steady_clock::time_point start;
+  double lastReport = -1;
+  double incumbent = std::numeric_limits<double>::infinity();
+  double bound = 0;
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  }
+};
+
+class ProgressHandler : public CbcEventHandler {
+public:
+  explicit ProgressHandler(ProgressState *state) : state(state) {}
+  ProgressHandler(const ProgressHandler &other) = default;
+  CbcEventHandler *clone() const override {
+    return new ProgressHandler(*this);
+  }
+  CbcAction event(CbcEvent which) override {
+    if (!model_ || !state->options->progress)
+      return noAction;
+    if (which != solution && which != heuristicSolution && which != node &&
+        which != treeStatus)
+      return noAction;
+    double now = state->elapsed();
+    double incumbent = model_->getObjValue();
+    double bound = model_->getBestPossibleObjValue();
+    bool better = incumbent < state->incumbent - 1e-9 ||
+                  (bound > state->bound + 1e-9 && now - state->lastReport > 1);
+    if (!better)
+      return noAction;
+    if (incumbent < state->incumbent)
+      state->incumbent = incumbent;
+    if (bound > state->bound && bound < 1e300)
+      state->bound = bound;
+    state->lastReport = now;
+    state->options->progress({now, state->incumbent, state->bound});
+    return noAction;
+  }
+
+private:
+  ProgressState *state;
+};
+
+/// The MILP's unit: an op and its device outputs.
+struct Unit {
+  uint64_t mem = 0;
+  int64_t transient = 0;
+  double cost = 0;
+  bool recomputable = true;
+  bool pinned = false;
+  /// Last stage at which it may be recomputed (arguments it reads die).
+  int lastRecompute = 0;
+  std::vector<int> inputs, users;
+};
+
+} // namespace
+
+static std::vector<Unit> buildUnits(const Graph &graph,
+                                    const DeviceSpec *device,
+                                    std::vector<int64_t> &argumentBytes) {
+  int n = static_cast<int>(graph.numOps());
+  std::vector<Unit> units(n);
+  argumentBytes.assign(n, 0);
+  std::vector<uint8_t> updated(graph.numTensors(), 0);
+  for (const Op &op : graph.getOps())
+    for (TensorIndex t : op.updates)
+      updated[t] = 1;
+  for (int i = 0; i < n; ++i) {
+    const Op &op = graph.op(i);
+    Unit &u = units[i];
+    u.cost = opCost(graph, i, device);
+    u.transient = std::max<int64_t>(op.transientBytes, 0);
+    u.recomputable = op.kind == OpKind::Compute && op.updates.empty();
+    u.lastRecompute = n - 1;
+    for (TensorIndex t : op.outputs) {
+      const Tensor &tensor = graph.tensor(t);
+      u.recomputable &= !updated[t];
+      if (tensor.space != MemorySpace::Device)
+        continue;
+      u.mem += tensor.bytes;
+      u.pinned |= tensor.liveOut;
+    }
+    for (TensorIndex t : op.inputs) {
+      const Tensor &tensor = graph.tensor(t);
+      u.recomputable &= !updated[t];
+      if (tensor.space != MemorySpace::Device)
+        continue;
+      if (tensor.producer == kEntry) {
+        if (!tensor.liveOut)
+          u.lastRecompute = std::min<int>(u.lastRecompute, graph.lastUse(t));
+        continue;
+      }
+      int p = tensor.producer;
+      if (std::find(u.inputs.begin(), u.inputs.end(), p) == u.inputs.end()) {
+        u.inputs.push_back(p);
+        units[p].users.push_back(i);
+      }
+    }
+  }
+  for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors());
+       ++t) {
+    const Tensor &tensor = graph.tensor(t);
+    if (tensor.producer != kEntry || tensor.space != MemorySpace::Device)
+      continue;
+    int last = tensor.liveOut ? n - 1 : graph.lastUse(t);
+    for (int st = 0; st <= last && st < n; ++st)
+      argumentBytes[st] += static_cast<int64_t>(tensor.bytes);
+  }
+  return units;
+}
+
+/// The steps of a stage plan: per stage the ops computed (in order) and the
+/// ops kept into the next stage; every tensor is freed as early as it may.
+static Plan emitStages(const Graph &graph, const std::vector<Unit> &units,
+                       const std::vector<std::vector<int>> &computed,
+                       const std::vector<std::vector<uint8_t>> &keep) {
+  int n = static_cast<int>(graph.numOps());
+  Plan plan;
+  std::vector<uint8_t> resident(n, 0);
+  std::vector<int> lastUser(n, -1);
+  std::vector<uint8_t> argumentFreed(graph.numTensors(), 0);
+  auto freeUnit = [&](int i) {
+    resident[i] = 0;
+    for (TensorIndex t : graph.op(i).outputs)
+      if (graph.tensor(t).space == MemorySpace::Device)
+        plan.push_back(Step::free(t));
+  };
+  // Arguments nobody uses are freed at entry; the others after their last
+  // use (they are not units).
+  for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors());
+       ++t) {
+    const Tensor &tensor = graph.tensor(t);
+    if (tensor.producer == kEntry && tensor.space == MemorySpace::Device &&
+        !tensor.liveOut && graph.lastUse(t) == kEntry)
+      plan.push_back(Step::free(t));
+  }
+  for (int t = 0; t < n; ++t) {
+    const std::vector<int> &ops = computed[t];
+    for (size_t k = 0; k < ops.size(); ++k)
+      for (int i : units[ops[k]].inputs)
+        lastUser[i] = static_cast<int>(k);
+    auto kept = [&](int i) {
+      return units[i].pinned || (t + 1 < n && keep[t + 1][i]);
+    };
+    // Carried tensors this stage neither uses nor keeps go first.
+    for (int i = 0; i < t; ++i)
+      if (resident[i] && lastUser[i] < 0 && !kept(i))
+        freeUnit(i);
+    for (size_t k = 0; k < ops.size(); ++k) {
+      int op = ops[k];
+      if (!resident[op]) {
+        plan.push_back(Step::compute(op));
+        resident[op] = 1;
+      }
+      for (int i : units[op].inputs)
+        if (lastUser[i] == static_cast<int>(k) && resident[i] && !kept(i))
+          freeUnit(i);
+      if (lastUser[op] <= static_cast<int>(k) && !kept(op))
+        freeUnit(op);
+      // Arguments whose last use this is.
+      if (op == t)
+        for (TensorIndex a : graph.op(op).inputs) {
+          const Tensor &tensor = graph.tensor(a);
+          if (tensor.producer == kEntry &&
+              tensor.space == MemorySpace::Device && !tensor.liveOut &&
+              graph.lastUse(a) == t && !argumentFreed[a]) {
+            argumentFreed[a] = 1;
+            plan.push_back(Step::free(a));
+          }
+        }
+    }
+    for (size_t k = 0; k < ops.size(); ++k)
+      for (int i : units[ops[k]].inputs)
+        lastUser[i] = -1;
+  }
+  return plan;
+}
+
+/// The stage structure of a plan (for the MIP start): the ops computed in
+/// each stage and the ops resident at each stage's start.
+static void stagesOfPlan(const Graph &graph, const Plan &plan,
+                         std::vector<std::vector<int>> &computed,
+                         std::vector<std::vector<uint8_t>> &keep) {
+  int n = static_cast<int>(graph.numOps());
+  computed.assign(n, {});
+  keep.assign(n, std::vector<uint8_t>(n, 0));
+  std::vector<uint8_t> resident(n, 0);
+  int stage = 0;
+  bool stageStarted = false;
+  for (const Step &step : plan) {
+    if (stage >= n)
+      break;
+    if (step.kind == Step::Compute) {
+      if (!stageStarted) {
+        for (int i = 0; i < stage; ++i)
+          keep[stage][i] = resident[i];
+        stageStarted = true;
+      }
+      computed[stage].push_back(step.index);
+      resident[step.index] = 1;
+      if (step.index == stage) {
+        ++stage;
+        stageStarted = false;
+      }
+    } else if (step.kind == Step::Free) {
+      OpIndex producer = graph.tensor(step.index).producer;
+      if (producer >= 0)
+        resident[producer] = 0;
+    }
+  }
+}
 
 llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
                                                 uint64_t budget,
                                                 const RematOptions &options) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "no exact solver in this build");
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  };
+  // The heuristic first: the MIP start, and the answer for graphs too large
+  // for the MILP.
+  RematOptions heuristicOptions = options;
+  int n = static_cast<int>(graph.numOps());
+  bool milp = n <= static_cast<int>(kExactMaxOps);
+  heuristicOptions.timeLimitSeconds =
+      milp ? std::min(5.0, std::max(0.5, 0.1 * options.timeLimitSeconds))
+           : options.timeLimitSeconds;
+  llvm::Expected<RematResult> heuristic =
+      planRematHeuristic(graph, budget, heuristicOptions);
+  if (!milp) {
+    if (heuristic)
+      heuristic->method = "exact (the heuristic: too large for the MILP)";
+    return heuristic;
+  }
+  std::optional<RematResult> warm;
+  if (heuristic)
+    warm = std::move(*heuristic);
+  else
+    llvm::consumeError(heuristic.takeError());
+
+  std::vector<int64_t> argumentBytes;
+  std::vector<Unit> units = buildUnits(graph, options.device, argumentBytes);
+
+  // Columns.
+  std::vector<double> colLower, colUpper, objective;
+  std::vector<uint8_t> integer;
+  std::vector<std::string> names;
+  auto addCol = [&](double lo, double hi, double obj, bool isInt,
+                    std::string name) {
+    colLower.push_back(lo);
+    colUpper.push_back(hi);
+    objective.push_back(obj);
+    integer.push_back(isInt);
+    names.push_back(std::move(name));
+    return static_cast<int>(colLower.size()) - 1;
+  };
+  // R[t][i], S[t][i], U[t][k] as dense triangular index tables.
+  std::vector<std::vector<int>> R(n), S(n), U(n);
+  for (int t = 0; t < n; ++t) {
+    R[t].assign(t + 1, -1);
+    S[t].assign(t, -1);
+    U[t].assign(t + 1, -1);
+    for (int i = 0; i <= t; ++i) {
+      bool allowed = i == t || (units[i].recomputable &&
+                                t <= units[i].lastRecompute);
+      R[t][i] = addCol(i == t ? 1 : 0, allowed ? 1 : 0, units[i].cost, true,
+                       "R_" + std::to_string(t) + "_" + std::to_string(i));
+    }
+    for (int i = 0; i < t; ++i)
+      S[t][i] = addCol(units[i].pinned ? 1 : 0, 1, 0, true,
+                       "S_" + std::to_string(t) + "_" + std::to_string(i));
+    for (int k = 0; k <= t; ++k)
+      U[t][k] = addCol(0, 1, 0, false,
+                       "U_" + std::to_string(t) + "_" + std::to_string(k));
+  }
+  // Rows, as triplets.
+  std::vector<int> rowIndex, colIndex;
+  std::vector<double> values, rowLower, rowUpper;
+  auto addRow = [&](std::initializer_list<std::pair<int, double>> terms,
+                    double lo, double hi) {
+    int row = static_cast<int>(rowLower.size());
+    for (auto [col, coef] : terms) {
+      rowIndex.push_back(row);
+      colIndex.push_back(col);
+      values.push_back(coef);
+    }
+    rowLower.push_back(lo);
+    rowUpper.push_back(hi);
+    return row;
+  };
+  auto addTerm = [&](int row, int col, double coef) {
+    rowIndex.push_back(row);
+    colIndex.push_back(col);
+    values.push_back(coef);
+  };
+  const double inf = COIN_DBL_MAX;
+  auto scaled = [&](auto bytes) {
+    return static_cast<double>(bytes) / static_cast<double>(budget);
+  };
+  for (int t = 0; t < n; ++t) {
+    // Kept only if there.
+    if (t + 1 < n)
+      for (int i = 0; i <= t; ++i) {
+        if (i < t)
+          addRow({{S[t + 1][i], 1}, {S[t][i], -1}, {R[t][i], -1}}, -inf, 0);
+        else
+          addRow({{S[t + 1][i], 1}, {R[t][i], -1}}, -inf, 0);
+      }
+    // Inputs resident.
+    for (int k = 0; k <= t; ++k)
+      for (int i : units[k].inputs)
+        addRow({{R[t][k], 1}, {R[t][i], -1}, {S[t][i], -1}}, -inf, 0);
+    // Frees and memory. F[t][i][k] for k = i or a user of i, k <= t.
+    std::vector<std::vector<std::pair<int, int>>> freedAfter(t + 1);
+    for (int i = 0; i <= t; ++i) {
+      if (units[i].pinned)
+        continue;
+      std::vector<int> points{i};
+      for (int u : units[i].users)
+        if (u <= t)
+          points.push_back(u);
+      for (int k : points) {
+        int f = addCol(0, 1, 0, false,
+                       "F_" + std::to_string(t) + "_" + std::to_string(i) +
+                           "_" + std::to_string(k));
+        freedAfter[k].push_back({i, f});
+        addRow({{f, 1}, {R[t][k], -1}}, -inf, 0);
+        if (t + 1 < n)
+          addRow({{f, 1}, {S[t + 1][i], 1}}, -inf, 1);
+        for (int j : units[i].users)
+          if (j > k && j <= t)
+            addRow({{f, 1}, {R[t][j], 1}}, -inf, 1);
+      }
+    }
+    // Bytes in units of the budget (CLP is unhappy with 1e10 coefficients),
+    // the cap a little below 1 so the LP tolerance cannot cross the budget.
+    double cap = (static_cast<double>(budget) -
+                  static_cast<double>(argumentBytes[t])) /
+                     static_cast<double>(budget) -
+                 1e-7;
+    for (int k = 0; k <= t; ++k) {
+      // U[t][k] - (carried or previous) - mem_k R[t][k] = 0
+      int row = addRow({{U[t][k], 1}, {R[t][k], -scaled(units[k].mem)}}, 0,
+                       0);
+      if (k == 0) {
+        for (int i = 0; i < t; ++i)
+          addTerm(row, S[t][i], -scaled(units[i].mem));
+      } else {
+        addTerm(row, U[t][k - 1], -1);
+        for (auto [i, f] : freedAfter[k - 1])
+          addTerm(row, f, scaled(units[i].mem));
+      }
+      addRow({{U[t][k], 1}, {R[t][k], scaled(units[k].transient)}}, -inf,
+             cap);
+    }
+  }
+
+  OsiClpSolverInterface solver;
+  CoinPackedMatrix matrix(/*colordered=*/false, rowIndex.data(),
+                          colIndex.data(), values.data(),
+                          static_cast<CoinBigIndex>(values.size()));
+  matrix.setDimensions(static_cast<int>(rowLower.size()),
+                       static_cast<int>(colLower.size()));
+  solver.loadProblem(matrix, colLower.data(), colUpper.data(),
+                     objective.data(), rowLower.data(), rowUpper.data());
+  for (size_t c = 0; c < integer.size(); ++c) {
+    if (integer[c])
+      solver.setInteger(static_cast<int>(c));
+    solver.setColName(static_cast<int>(c), names[c]);
+  }
+  solver.messageHandler()->setLogLevel(0);
+
+  CbcModel model(solver);
+  model.messageHandler()->setLogLevel(0);
+  ProgressState progress{&options, start};
+  ProgressHandler handler(&progress);
+  model.passInEventHandler(&handler);
+  if (warm) {
+    std::vector<std::vector<int>> computed;
+    std::vector<std::vector<uint8_t>> keep;
+    stagesOfPlan(graph, warm->plan, computed, keep);
+    std::vector<std::pair<std::string, double>> mipStart;
+    for (int t = 0; t < n; ++t) {
+      for (int i : computed[t])
+        mipStart.push_back({names[R[t][i]], 1.0});
+      for (int i = 0; i < t; ++i)
+        if (keep[t][i])
+          mipStart.push_back({names[S[t][i]], 1.0});
+    }
+    model.setMIPStart(mipStart);
+    progress.incumbent = warm->computeCost;
+  }
+  double remaining = std::max(1.0, options.timeLimitSeconds - elapsed());
+  std::string seconds = llvm::formatv("{0:F1}", remaining).str();
+  std::string logLevel = "0";
+  const char *argv[] = {"lms-plan", "-log", logLevel.c_str(), "-preprocess", "off", "-sec",
+                        seconds.c_str(), "-solve", "-quit"};
+  CbcMain0(model);
+  model.messageHandler()->setLogLevel(0);
+  model.solver()->messageHandler()->setLogLevel(0);
+  CbcMain1(static_cast<int>(sizeof(argv) / sizeof(argv[0])), argv, model);
+
+  double bound = model.getBestPossibleObjValue();
+  const double *solution = model.bestSolution();
+  bool proven = model.isProvenOptimal();
+  std::optional<RematResult> exact;
+  if (solution) {
+    std::vector<std::vector<int>> computed(n);
+    std::vector<std::vector<uint8_t>> keep(n, std::vector<uint8_t>(n, 0));
+    for (int t = 0; t < n; ++t) {
+      for (int i = 0; i <= t; ++i)
+        if (solution[R[t][i]] > 0.5)
+          computed[t].push_back(i);
+      for (int i = 0; i < t; ++i)
+        keep[t][i] = solution[S[t][i]] > 0.5;
+    }
+    llvm::Expected<RematResult> result = detail::finishPlan(
+        graph, emitStages(graph, units, computed, keep), budget,
+        options.device, "exact");
+    if (result)
+      exact = std::move(*result);
+    else
+      return result.takeError();
+  }
+  std::optional<RematResult> best;
+  if (exact && (!warm || exact->computeCost <= warm->computeCost + 1e-9))
+    best = std::move(exact);
+  else if (warm)
+    best = std::move(warm);
+  if (!best) {
+    if (model.isProvenInfeasible())
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          llvm::formatv("no plan fits {0} bytes: the MILP is infeasible "
+                        "(proven)",
+                        budget)
+              .str());
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "no plan found within the time limit (neither the heuristic nor the "
+        "MILP)");
+  }
+  best->method = "exact";
+  double lowerBound = proven ? best->computeCost
+                             : std::max(bound, scheduleCost(graph,
+                                                            options.device));
+  best->lowerBound = std::min(lowerBound, best->computeCost);
+  best->optimal =
+      proven || best->computeCost <= *best->lowerBound * (1 + 1e-9) + 1e-9;
+  return std::move(*best);
 }
+
+#else
+
+llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
+                                                uint64_t budget,
+                                                const RematOptions &options) {
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "this build has no MILP solver (install coinor-libcbc-dev and "
+      "reconfigure)");
+}
+
+#endif

@@ -99,6 +99,10 @@ llvm::Expected<RematResult> planRematExact(const Graph &graph, uint64_t budget,
 /// Graphs larger than this use the DTR simulation for the heuristic.
 constexpr size_t kIntervalSearchMaxOps = 20000;
 
+/// Graphs larger than this get the heuristic's plan from planRematExact
+/// (the MILP has O(n^2) variables and O(n^3) nonzeros).
+constexpr size_t kExactMaxOps = 200;
+
 /// Whether planRematExact has a MILP solver (CBC) behind it.
 bool haveExactSolver();
 
