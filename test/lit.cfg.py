@@ -9,7 +9,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "LMS"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.lms_obj_root, "test")
 config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py",
@@ -28,7 +28,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.lms_tools_dir, append_path=True)
 
 tool_dirs = [config.lms_tools_dir, config.llvm_tools_dir]
-tools = ["lms-opt", "mlir-opt", "mlir-runner", "mlir-translate"]
+tools = ["lms-opt", "lms-plan", "mlir-opt", "mlir-runner", "mlir-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # Execution tests: the runtime, mlir-runner's utilities, and python for the
@@ -67,3 +67,17 @@ if os.path.exists(config.lms_runtime):
 # The emulated device is the default for execution tests; tests that need a
 # GPU set LMS_RUNTIME=cuda themselves.
 config.environment["LMS_RUNTIME"] = "emulated"
+
+# The planners on graph files: the independent plan checker, the exact
+# planner when built with CBC, and the benchmark graphs of ../shared when this
+# checkout sits next to them (they are not part of the project).
+config.substitutions.append(
+    ("%check_plan", sys.executable + " " +
+     os.path.join(config.lms_src_root, "bench", "remat", "check_plan.py")))
+if config.lms_have_cbc:
+    config.available_features.add("cbc")
+shared_graphs = os.path.join(os.path.dirname(config.lms_src_root), "shared",
+                             "data", "graphs", "moccasin", "normalized")
+if os.path.isdir(shared_graphs):
+    config.available_features.add("moccasin-graphs")
+    config.substitutions.append(("%moccasin_graphs", shared_graphs))

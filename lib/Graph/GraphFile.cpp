@@ -20,7 +20,7 @@ static llvm::Error error(const llvm::Twine &message) {
 llvm::Expected<GraphFile> lms::parseGraphFile(llvm::StringRef text) {
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed)
-    return parsed.takeError();
+    return error("invalid JSON: " + llvm::toString(parsed.takeError()));
   const llvm::json::Object *root = parsed->getAsObject();
   if (!root)
     return error("a graph file is a JSON object");
@@ -80,8 +80,13 @@ llvm::Expected<GraphFile> lms::parseGraphFile(llvm::StringRef text) {
       return error("an edge is a pair [u, v]");
     std::optional<int64_t> u = (*edge)[0].getAsInteger();
     std::optional<int64_t> v = (*edge)[1].getAsInteger();
-    if (!u || !v || !position.count(*u) || !position.count(*v))
-      return error("an edge names a node that does not exist");
+    if (!u || !v)
+      return error("an edge is a pair of integer node ids");
+    for (int64_t id : {*u, *v})
+      if (!position.count(id))
+        return error(llvm::formatv("edge [{0}, {1}] names node {2}, which "
+                                   "does not exist",
+                                   *u, *v, id));
     OpIndex from = position[*u], to = position[*v];
     if (from >= to)
       return error(llvm::formatv("edge [{0}, {1}] goes against topo_order",

@@ -85,6 +85,10 @@ public:
     double now = state->elapsed();
     double incumbent = model_->getObjValue();
     double bound = model_->getBestPossibleObjValue();
+    // During the search CBC's bound can read as the incumbent; only a bound
+    // below the incumbent is one.
+    if (!(bound < incumbent - 1e-9))
+      bound = state->bound;
     bool better = incumbent < state->incumbent - 1e-9 ||
                   (bound > state->bound + 1e-9 && now - state->lastReport > 1);
     if (!better)
@@ -286,8 +290,10 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
   int n = static_cast<int>(graph.numOps());
   bool milp = n <= static_cast<int>(kExactMaxOps);
   heuristicOptions.timeLimitSeconds =
-      milp ? std::min(5.0, std::max(0.5, 0.1 * options.timeLimitSeconds))
+      milp ? std::min(5.0, std::max(0.05, 0.1 * options.timeLimitSeconds))
            : options.timeLimitSeconds;
+  if (const char *t = getenv("LMS_EXACT_HEURISTIC_SECONDS"))
+    heuristicOptions.timeLimitSeconds = atof(t);
   llvm::Expected<RematResult> heuristic =
       planRematHeuristic(graph, budget, heuristicOptions);
   if (!milp) {
@@ -464,6 +470,11 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
   CbcMain1(static_cast<int>(sizeof(argv) / sizeof(argv[0])), argv, model);
 
   double bound = model.getBestPossibleObjValue();
+  if (getenv("LMS_EXACT_DEBUG"))
+    llvm::errs() << "cbc: status " << model.status() << " secondary "
+                 << model.secondaryStatus() << " obj " << model.getObjValue()
+                 << " bound " << bound << " warm "
+                 << (warm ? warm->computeCost : -1.0) << "\n";
   const double *solution = model.bestSolution();
   bool proven = model.isProvenOptimal();
   std::optional<RematResult> exact;

@@ -735,7 +735,12 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
   double minimum = scheduleCost(graph, options.device);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   size_t iteration = 0;
-  while (bestCost > minimum + 1e-9 && elapsed() < options.timeLimitSeconds) {
+  // Stops at the time limit, at the trivial bound, or when a long run of
+  // ruins brought nothing (small graphs).
+  size_t sinceImprovement = 0;
+  size_t patience = std::max<size_t>(5000, 50 * graph.numOps());
+  while (bestCost > minimum + 1e-9 && elapsed() < options.timeLimitSeconds &&
+         sinceImprovement < patience) {
     ++iteration;
     State saved = planner.s;
     std::vector<std::pair<int, int>> recomputes = planner.recomputations();
@@ -773,9 +778,11 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
     bool ok = planner.repair(&rng, 0.3, maxSplits, expired);
     double temperature =
         0.01 * std::max(0.0, 1.0 - elapsed() / options.timeLimitSeconds);
+    ++sinceImprovement;
     if (ok && planner.s.cost <= currentCost * (1 + temperature)) {
       currentCost = planner.s.cost;
       if (currentCost < bestCost - 1e-9) {
+        sinceImprovement = 0;
         bestCost = currentCost;
         best = planner.s;
         if (options.progress)
@@ -880,7 +887,9 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
   }
   llvm::Expected<RematResult> result = detail::finishPlan(
       graph, planner.emit(), budget, options.device, "heuristic");
-  if (result)
+  if (result) {
     result->lowerBound = minimum;
+    result->optimal = result->computeCost <= minimum + 1e-9;
+  }
   return result;
 }

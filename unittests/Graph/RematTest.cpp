@@ -1,0 +1,276 @@
+//===- RematTest.cpp - Rematerialization planners --------------------------===//
+//
+// A hand-made graph whose optimum is known (one recomputation), infeasible
+// budgets, graphs with arguments, live-outs and multi-output ops, and a
+// property sweep: on random layered graphs every planner's plan is valid,
+// computes every op, stays within the budget, and reports its own peak and
+// cost; the exact planner is never worse than the heuristic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LMS/Graph/GraphFile.h"
+#include "LMS/Graph/Memory.h"
+#include "LMS/Graph/Remat.h"
+
+#include "gtest/gtest.h"
+
+#include <random>
+
+using namespace lms;
+
+namespace {
+
+OpCost seconds(double s) {
+  OpCost cost;
+  cost.seconds = s;
+  return cost;
+}
+
+/// A(10) -> B(1) -> C(10, cost 100) -> D(1); A, D -> E(1). Under a budget
+/// of 12, A cannot stay resident across C (A + B + C = 21): the only plan
+/// frees A after B and recomputes it for E (A + D + E = 12).
+struct OneRecompute {
+  Graph g;
+  OneRecompute() {
+    TensorIndex a = g.addTensor("a", 10), b = g.addTensor("b", 1),
+                c = g.addTensor("c", 10), d = g.addTensor("d", 1),
+                e = g.addTensor("e", 1);
+    g.addOp("A", {}, {a}, seconds(1));
+    g.addOp("B", {a}, {b}, seconds(1));
+    g.addOp("C", {b}, {c}, seconds(100));
+    g.addOp("D", {c}, {d}, seconds(1));
+    g.addOp("E", {a, d}, {e}, seconds(1));
+  }
+};
+
+/// Checks a planner's result independently of the planner.
+void expectValid(const Graph &g, const RematResult &r, uint64_t budget) {
+  llvm::Expected<MemoryProfile> profile = evaluatePlan(g, r.plan);
+  ASSERT_TRUE(static_cast<bool>(profile))
+      << r.method << ": " << llvm::toString(profile.takeError());
+  EXPECT_LE(profile->peakBytes, budget) << r.method;
+  EXPECT_EQ(profile->peakBytes, r.peakBytes) << r.method;
+  std::vector<int> computed(g.numOps(), 0);
+  double cost = 0;
+  for (const Step &step : r.plan)
+    if (step.kind == Step::Compute) {
+      ++computed[step.index];
+      cost += opCost(g, step.index, nullptr);
+    }
+  for (size_t i = 0; i < g.numOps(); ++i)
+    EXPECT_GE(computed[i], 1) << r.method << ": op " << i << " never runs";
+  EXPECT_DOUBLE_EQ(cost, r.computeCost) << r.method;
+  EXPECT_GE(cost, scheduleCost(g, nullptr) - 1e-9) << r.method;
+  if (r.lowerBound)
+    EXPECT_LE(*r.lowerBound, cost + 1e-6) << r.method;
+}
+
+TEST(Remat, ReferencePeakNeedsNoRecomputation) {
+  OneRecompute x;
+  uint64_t peak = evaluateSchedule(x.g).peakBytes;
+  EXPECT_EQ(peak, 21u);
+  RematOptions options;
+  options.timeLimitSeconds = 0.2;
+  llvm::Expected<RematResult> r = planRematHeuristic(x.g, peak, options);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  expectValid(x.g, *r, peak);
+  EXPECT_DOUBLE_EQ(r->computeCost, 104);
+  EXPECT_TRUE(r->optimal);
+}
+
+TEST(Remat, HeuristicFindsTheSingleRecomputation) {
+  OneRecompute x;
+  EXPECT_EQ(rematLowerBound(x.g), 12u);
+  RematOptions options;
+  options.timeLimitSeconds = 0.2;
+  for (auto planner : {planRematHeuristic, planRematDTR}) {
+    llvm::Expected<RematResult> r = planner(x.g, 12, options);
+    ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+    expectValid(x.g, *r, 12);
+    EXPECT_DOUBLE_EQ(r->computeCost, 105) << r->method; // A twice
+  }
+  // Keeping everything does not fit.
+  llvm::Expected<RematResult> all = planCheckpointAll(x.g, 12, options);
+  ASSERT_FALSE(static_cast<bool>(all));
+  EXPECT_NE(llvm::toString(all.takeError()).find("over the budget"),
+            std::string::npos);
+}
+
+TEST(Remat, ExactProvesTheOptimum) {
+  if (!haveExactSolver())
+    GTEST_SKIP() << "built without CBC";
+  OneRecompute x;
+  RematOptions options;
+  options.timeLimitSeconds = 10;
+  llvm::Expected<RematResult> r = planRematExact(x.g, 12, options);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  expectValid(x.g, *r, 12);
+  EXPECT_DOUBLE_EQ(r->computeCost, 105);
+  EXPECT_TRUE(r->optimal);
+}
+
+TEST(Remat, BudgetBelowTheLowerBoundIsReported) {
+  OneRecompute x;
+  RematOptions options;
+  llvm::Expected<RematResult> r = planRematHeuristic(x.g, 11, options);
+  ASSERT_FALSE(static_cast<bool>(r));
+  std::string message = llvm::toString(r.takeError());
+  EXPECT_NE(message.find("smallest feasible budget 12"), std::string::npos)
+      << message;
+}
+
+/// Arguments, a multi-output op, a live-out result and an op with transient
+/// bytes: the planners keep their contracts on the general graph.
+TEST(Remat, ArgumentsLiveOutsAndMultipleOutputs) {
+  Graph g;
+  TensorIndex arg = g.addTensor("arg", 8);
+  TensorIndex a = g.addTensor("a", 20), a2 = g.addTensor("a2", 4);
+  TensorIndex b = g.addTensor("b", 20), c = g.addTensor("c", 20);
+  TensorIndex out = g.addTensor("out", 2);
+  g.addOp("A", {arg}, {a, a2}, seconds(2));
+  g.addOp("B", {a}, {b}, seconds(1));
+  g.addOp("C", {b}, {c}, seconds(1));
+  OpIndex d = g.addOp("D", {c, a2, a}, {out}, seconds(1));
+  g.setTransientBytes(d, 3);
+  g.setLiveOut(out);
+  ASSERT_EQ(g.verify(), "");
+  uint64_t peak = evaluateSchedule(g).peakBytes;
+  RematOptions options;
+  options.timeLimitSeconds = 0.2;
+  for (uint64_t budget = peak; budget >= rematLowerBound(g); --budget) {
+    llvm::Expected<RematResult> r = planRematHeuristic(g, budget, options);
+    if (!r) {
+      llvm::consumeError(r.takeError());
+      continue;
+    }
+    expectValid(g, *r, budget);
+    if (haveExactSolver()) {
+      llvm::Expected<RematResult> e = planRematExact(g, budget, options);
+      ASSERT_TRUE(static_cast<bool>(e)) << llvm::toString(e.takeError());
+      expectValid(g, *e, budget);
+      EXPECT_LE(e->computeCost, r->computeCost + 1e-9);
+    }
+  }
+}
+
+/// A random layered DAG like the Moccasin benchmark's: `layers` layers of
+/// up to `width` nodes, edges from the previous layer and skip edges.
+Graph randomLayered(std::mt19937_64 &rng, int layers, int width) {
+  Graph g;
+  std::vector<std::vector<TensorIndex>> byLayer;
+  std::uniform_int_distribution<int> widthOf(1, width);
+  std::uniform_int_distribution<int> mem(1, 100), cost(0, 50);
+  std::uniform_real_distribution<double> unit(0, 1);
+  int count = 0;
+  for (int l = 0; l < layers; ++l) {
+    std::vector<TensorIndex> layer;
+    int w = widthOf(rng);
+    for (int k = 0; k < w; ++k) {
+      TensorIndex t = g.addTensor("t" + std::to_string(count), mem(rng));
+      llvm::SmallVector<TensorIndex, 4> inputs;
+      if (l > 0) {
+        const auto &prev = byLayer.back();
+        inputs.push_back(prev[rng() % prev.size()]);
+        for (TensorIndex p : prev)
+          if (unit(rng) < 0.3 && !llvm::is_contained(inputs, p))
+            inputs.push_back(p);
+        for (int s = 0; s + 1 < l; ++s)
+          for (TensorIndex p : byLayer[s])
+            if (unit(rng) < 0.05 && !llvm::is_contained(inputs, p))
+              inputs.push_back(p);
+      }
+      g.addOp("n" + std::to_string(count), inputs, {t}, seconds(cost(rng)));
+      layer.push_back(t);
+      ++count;
+    }
+    byLayer.push_back(std::move(layer));
+  }
+  return g;
+}
+
+TEST(Remat, RandomGraphsKeepTheContract) {
+  std::mt19937_64 rng(7);
+  int solved = 0, attempts = 0;
+  for (int round = 0; round < 24; ++round) {
+    Graph g = randomLayered(rng, 6 + round % 7, 4);
+    ASSERT_EQ(g.verify(), "");
+    uint64_t peak = evaluateSchedule(g).peakBytes;
+    uint64_t lower = rematLowerBound(g);
+    for (double fraction : {1.0, 0.9, 0.8, 0.7}) {
+      uint64_t budget = std::max<uint64_t>(
+          lower, static_cast<uint64_t>(fraction * static_cast<double>(peak)));
+      RematOptions options;
+      options.timeLimitSeconds = 0.02;
+      options.seed = round;
+      ++attempts;
+      std::optional<double> heuristicCost;
+      for (auto planner : {planRematHeuristic, planRematDTR, planChenSqrt,
+                           planChenGreedy, planCheckpointAll}) {
+        llvm::Expected<RematResult> r = planner(g, budget, options);
+        if (!r) {
+          llvm::consumeError(r.takeError());
+          continue;
+        }
+        expectValid(g, *r, budget);
+        if (r->method == "heuristic")
+          heuristicCost = r->computeCost;
+      }
+      if (fraction == 1.0)
+        EXPECT_TRUE(heuristicCost.has_value()) << "round " << round;
+      if (heuristicCost)
+        ++solved;
+      if (heuristicCost && haveExactSolver() && round % 4 == 0) {
+        options.timeLimitSeconds = 2;
+        llvm::Expected<RematResult> e = planRematExact(g, budget, options);
+        ASSERT_TRUE(static_cast<bool>(e)) << llvm::toString(e.takeError());
+        expectValid(g, *e, budget);
+        EXPECT_LE(e->computeCost, *heuristicCost + 1e-9);
+      }
+    }
+  }
+  // The heuristic solves most instances (the budgets are at least the
+  // per-op lower bound, which is not always feasible: 70% of the peak often
+  // is not).
+  EXPECT_GE(solved * 10, attempts * 8) << solved << " of " << attempts;
+}
+
+TEST(GraphFile, ParsesAndRoundTripsPlans) {
+  const char *text = R"({"name": "tiny",
+    "nodes": [{"id": 7, "name": "a", "cost_cpu": 2, "mem": 10},
+              {"id": 3, "name": "b", "cost_cpu": 1, "mem": 5},
+              {"id": 9, "name": "c", "cost_cpu": 4, "mem": 1,
+               "backward": true}],
+    "edges": [[7, 3], [3, 9], [7, 9]],
+    "topo_order": [7, 3, 9]})";
+  llvm::Expected<GraphFile> file = parseGraphFile(text);
+  ASSERT_TRUE(static_cast<bool>(file)) << llvm::toString(file.takeError());
+  EXPECT_EQ(file->graph.numOps(), 3u);
+  EXPECT_EQ(file->ids, (std::vector<int64_t>{7, 3, 9}));
+  EXPECT_DOUBLE_EQ(file->totalCost, 7);
+  EXPECT_EQ(file->backward, (std::vector<uint8_t>{0, 0, 1}));
+  EXPECT_EQ(evaluateSchedule(file->graph).peakBytes, 16u);
+  Plan plan = referencePlan(file->graph);
+  std::string written = writePlanFile(*file, plan, 16, 7);
+  llvm::Expected<Plan> back = parsePlanFile(*file, written);
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(*back, plan);
+}
+
+TEST(GraphFile, ErrorsNameTheProblem) {
+  auto error = [](const char *text) {
+    llvm::Expected<GraphFile> file = parseGraphFile(text);
+    if (file)
+      return std::string("parsed");
+    return llvm::toString(file.takeError());
+  };
+  EXPECT_NE(error("{").find("JSON"), std::string::npos) << error("{");
+  std::string unknown = error(R"({"nodes": [{"id": 1, "cost_cpu": 1,
+      "mem": 1}], "edges": [[1, 2]], "topo_order": [1]})");
+  EXPECT_NE(unknown.find("2"), std::string::npos) << unknown;
+  std::string order = error(R"({"nodes": [{"id": 1, "cost_cpu": 1, "mem": 1},
+      {"id": 2, "cost_cpu": 1, "mem": 1}], "edges": [[2, 1]],
+      "topo_order": [1, 2]})");
+  EXPECT_NE(order.find("topo"), std::string::npos) << order;
+}
+
+} // namespace
