@@ -72,11 +72,24 @@ public:
     for (OpIndex i = 0; i < static_cast<OpIndex>(numOps); ++i)
       cost[i] = opCost(graph, i, device);
     evictable.assign(numTensors, 0);
+    // Tensors written in place hold different values over time: neither they
+    // nor what was computed from them can be recomputed.
+    std::vector<uint8_t> updated(numTensors, 0);
+    for (const Op &op : graph.getOps())
+      for (TensorIndex t : op.updates)
+        updated[t] = 1;
     for (TensorIndex t = 0; t < static_cast<TensorIndex>(numTensors); ++t) {
       const Tensor &tensor = graph.tensor(t);
-      evictable[t] = tensor.space == MemorySpace::Device &&
+      bool readsUpdated = false;
+      if (tensor.producer >= 0)
+        for (TensorIndex input : graph.op(tensor.producer).inputs)
+          readsUpdated |= updated[input] != 0;
+      evictable[t] = tensor.space == MemorySpace::Device && !updated[t] &&
+                     !readsUpdated &&
                      tensor.producer != kEntry && !tensor.liveOut &&
-                     graph.op(tensor.producer).kind == OpKind::Compute;
+                     graph.op(tensor.producer).kind == OpKind::Compute &&
+                     graph.op(tensor.producer).recomputable &&
+                     graph.op(tensor.producer).updates.empty();
     }
   }
 

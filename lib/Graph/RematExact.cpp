@@ -135,7 +135,8 @@ static std::vector<Unit> buildUnits(const Graph &graph,
     Unit &u = units[i];
     u.cost = opCost(graph, i, device);
     u.transient = std::max<int64_t>(op.transientBytes, 0);
-    u.recomputable = op.kind == OpKind::Compute && op.updates.empty();
+    u.recomputable =
+        op.kind == OpKind::Compute && op.updates.empty() && op.recomputable;
     u.lastRecompute = n - 1;
     for (TensorIndex t : op.outputs) {
       const Tensor &tensor = graph.tensor(t);

@@ -89,7 +89,7 @@ public:
       for (TensorIndex t : op.inputs)
         readsUpdated |= updated[t] != 0;
       item.recomputable = op.kind == OpKind::Compute && op.updates.empty() &&
-                          !readsUpdated;
+                          op.recomputable && !readsUpdated;
       for (TensorIndex t : op.outputs) {
         const Tensor &tensor = graph.tensor(t);
         if (tensor.space != MemorySpace::Device)

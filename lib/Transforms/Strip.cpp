@@ -22,6 +22,8 @@ namespace lms {
 } // namespace lms
 } // namespace mlir
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::lms;
 
@@ -73,13 +75,73 @@ void inlineRecompute(RecomputeOp recompute, Operation *root, bool merge,
     return;
 
   // Merge in program order, so that the operands of a clone have already
-  // been merged when the clone is looked at.
+  // been merged when the clone is looked at. Clones without operands
+  // (`tensor.empty`, constants) are all alike: they are matched through the
+  // ops that use them (a clone is equivalent to an original when its
+  // operands are the original's, or clones equivalent to them), and merged
+  // on their own only when still used afterwards.
   DominanceInfo dom(root);
+  llvm::SmallPtrSet<Operation *, 16> cloneSet(clones.begin(), clones.end());
+  std::function<bool(Operation *, Operation *)> opsEquivalent;
+  auto valuesEquivalent = [&](Value a, Value b) {
+    if (a == b)
+      return true;
+    auto ra = dyn_cast<OpResult>(a), rb = dyn_cast<OpResult>(b);
+    if (!ra || !rb || ra.getResultNumber() != rb.getResultNumber() ||
+        !cloneSet.contains(ra.getOwner()) ||
+        ra.getOwner()->getNumOperands() != 0)
+      return false;
+    return opsEquivalent(ra.getOwner(), rb.getOwner());
+  };
+  opsEquivalent = [&](Operation *clone, Operation *original) {
+    if (clone == original || clone->getName() != original->getName() ||
+        !isMemoryEffectFree(original))
+      return false;
+    DenseMap<Value, Value> mapped;
+    return OperationEquivalence::isEquivalentTo(
+        clone, original,
+        [&](Value l, Value r) {
+          return success(mapped.lookup(l) == r || valuesEquivalent(l, r));
+        },
+        [&](Value l, Value r) { mapped.insert({l, r}); },
+        OperationEquivalence::IgnoreLocations);
+  };
+  auto findOriginal = [&](Operation *clone) -> Operation * {
+    for (Operation *scope = clone; scope && scope->getBlock();
+         scope = scope->getParentOp())
+      for (Operation *prev = scope->getPrevNode(); prev;
+           prev = prev->getPrevNode())
+        if (!cloneSet.contains(prev) && opsEquivalent(clone, prev) &&
+            dom.properlyDominates(prev, clone))
+          return prev;
+    return nullptr;
+  };
+  SmallVector<Operation *> deferred;
   for (Operation *clone : clones) {
+    if (clone->getNumOperands() == 0) {
+      deferred.push_back(clone);
+      continue;
+    }
+    Operation *original = findOriginal(clone);
+    if (!original)
+      continue;
+    clone->replaceAllUsesWith(original);
+    cloneSet.erase(clone);
+    clone->erase();
+    ++stats.opsMerged;
+  }
+  for (Operation *clone : deferred) {
+    if (clone->use_empty()) {
+      cloneSet.erase(clone);
+      clone->erase();
+      ++stats.opsMerged;
+      continue;
+    }
     Operation *original = findDominatingEquivalent(clone, dom);
     if (!original)
       continue;
     clone->replaceAllUsesWith(original);
+    cloneSet.erase(clone);
     clone->erase();
     ++stats.opsMerged;
   }

@@ -82,6 +82,9 @@ struct Op {
   /// callee frees its arguments before its peak (never below the memory
   /// held before the op).
   int64_t transientBytes = 0;
+  /// Whether a plan may run the op again to recompute its outputs (false for
+  /// ops with side effects, or that the IR cannot clone).
+  bool recomputable = true;
 };
 
 /// Ops in schedule order and the tensors they use. Build it with addTensor /

@@ -243,6 +243,90 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
   let dependentDialects = ["::mlir::lms::LMSDialect"];
 }
 
+def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
+  let summary = "Recompute tensors instead of keeping them so that every "
+                "function fits a device-memory budget";
+  let description = [{
+    Plans which values to free after a use and compute again before a later
+    one (a rematerialization plan of the graph core: the retention-interval
+    search by default, the Checkmate MILP with `planner=exact`), and writes
+    each recomputation as an `lms.recompute` whose body clones the producing
+    ops. The later uses read the recomputed value, so the original is freed
+    after its last use before the gap. A recomputation whose inputs were
+    freed too reads their recomputations (they come first: the regions are
+    chained).
+
+    The unit of recomputation is the chain of ops that produces one buffer:
+    an op with its `tensor.empty` and the destination-style ops that write
+    the same buffer in place right after it (`tensor.empty`, `linalg.fill`,
+    `linalg.matmul`, say), when each intermediate value has no other use.
+    Only ops free of memory effects are recomputed; arguments, returned
+    values, swaps and calls never are.
+
+    Input (budget 12 KiB; every tensor is 4 KiB):
+
+    ```mlir
+    %e0 = tensor.empty() : tensor<1024xf32>
+    %a = linalg.exp ins(%x : tensor<1024xf32>) outs(%e0 : tensor<1024xf32>) -> tensor<1024xf32>
+    ...                     // needs 12 KiB without %a
+    %d = linalg.add ins(%a, %c ...) outs(...)
+    ```
+
+    Output:
+
+    ```mlir
+    %e0 = tensor.empty() : tensor<1024xf32>
+    %a = linalg.exp ins(%x ...) outs(%e0 ...)
+    ...
+    %a1 = lms.recompute (%x) : (tensor<1024xf32>) -> tensor<1024xf32> {
+    ^bb0(%in: tensor<1024xf32>):
+      %e = tensor.empty() : tensor<1024xf32>
+      %r = linalg.exp ins(%in : tensor<1024xf32>) outs(%e : tensor<1024xf32>) -> tensor<1024xf32>
+      lms.yield %r : tensor<1024xf32>
+    }
+    %d = linalg.add ins(%a1, %c ...) outs(...)
+    ```
+
+    The budget resolves as for `--lms-insert-swaps` (`lms.budget`, then
+    `budget=`, then `--lms-budget`, then the device's capacity). A function
+    that fits is left unchanged. A budget below the smallest feasible one is
+    an error at the op that needs more; a budget no plan was found for within
+    the time limit is an error naming the planner. After the rewrite the pass
+    checks that the memory analysis of the function fits the budget.
+  }];
+  let options = [
+    Option<"budget", "budget", "std::string", "\"\"",
+           "Device-memory budget (bytes with a unit, or a percentage of the "
+           "peak); wins over --lms-budget">,
+    Option<"device", "device", "std::string", "\"\"",
+           "Device preset of the cost model (default: the module's DLTI "
+           "spec, else v100-16g)">,
+    Option<"planner", "planner", "std::string", "\"heuristic\"",
+           "Planner: heuristic (default), exact (Checkmate MILP on CBC), "
+           "dtr, chen-greedy or chen-sqrt">,
+    Option<"timeLimit", "time-limit", "double", "1.0",
+           "Seconds the improving planners may run per function">,
+    Option<"seed", "seed", "uint64_t", "1",
+           "Seed of the randomized search">,
+    Option<"alignment", "alignment", "uint64_t", "1",
+           "Round every buffer up to this many bytes">,
+    Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
+           "Upper bound (a size such as 64MiB) for values of dynamic shape "
+           "without an 'lms.max_bytes' attribute">,
+    Option<"printStatistics", "stats", "bool", "false",
+           "Print the statistics below to stderr">,
+  ];
+  let statistics = [
+    Statistic<"numRecomputes", "recomputes",
+              "Number of lms.recompute ops inserted">,
+    Statistic<"numOpsCloned", "ops-cloned",
+              "Number of ops cloned into recompute regions">,
+    Statistic<"extraMicroseconds", "extra-compute-us",
+              "Estimated extra compute time, in microseconds">,
+  ];
+  let dependentDialects = ["::mlir::lms::LMSDialect"];
+}
+
 def LMSInlineRecomputes : Pass<"lms-inline-recomputes"> {
   let summary = "Inline lms.recompute regions at their position";
   let description = [{

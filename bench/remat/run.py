@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""The rematerialization benchmark: every planner on every graph.
+
+    bench/remat/run.py [--graphs DIR] [--budgets 80,90] [--methods ...]
+                       [--exact-seconds 60] [--heuristic-seconds 1]
+                       [--json out.json] [--markdown out.md] [--filter SUBSTR]
+
+For each graph file of DIR (default ../shared/data/graphs/moccasin/normalized)
+and each budget (a percentage of the reference order's peak), runs
+`lms-plan --method M` for every method, validates each plan with the
+independent checker (check_plan.py), and prints a table row per instance:
+TDI (= compute cost / sum of all costs - 1), peak, solve time and the
+optimality gap where the planner knows a bound. Writes the results as JSON
+and as a Markdown table.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SUMMARY = re.compile(
+    r"^(?P<method>[\w-]+): peak (?P<peak>\d+) bytes \(budget (?P<budget>\d+), "
+    r"[\d.]+% of the reference peak\), compute cost (?P<cost>[\d.e+]+), "
+    r"TDI (?P<tdi>-?[\d.]+)%, (?P<seconds>[\d.]+) s(?:, (?P<status>.*))?$")
+
+
+def run_one(lms_plan, graph, budget, method, seconds):
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        cmd = [lms_plan, "--graph", graph, "--budget", f"{budget}%",
+               "--method", method, "--quiet", "--out", out.name]
+        if seconds is not None:
+            cmd += ["--time-limit", str(seconds)]
+        start = time.time()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        wall = time.time() - start
+        row = {"method": method, "budget_percent": budget,
+               "wall_seconds": round(wall, 3)}
+        if proc.returncode != 0:
+            message = proc.stderr.strip().splitlines()
+            row["error"] = message[-1] if message else "failed"
+            return row
+        m = SUMMARY.match(proc.stdout.strip().splitlines()[-1])
+        if not m:
+            row["error"] = "unparsable summary: " + proc.stdout.strip()
+            return row
+        row.update(peak_bytes=int(m["peak"]), budget_bytes=int(m["budget"]),
+                   compute_cost=float(m["cost"]), tdi_percent=float(m["tdi"]),
+                   solve_seconds=float(m["seconds"]))
+        status = m["status"] or ""
+        row["optimal"] = status == "optimal"
+        g = re.match(r"gap ([\d.]+)%", status)
+        if row["optimal"]:
+            row["gap_percent"] = 0.0
+        elif g:
+            row["gap_percent"] = float(g[1])
+        check = subprocess.run(
+            [sys.executable, os.path.join(HERE, "check_plan.py"), graph,
+             out.name, "--budget", m["budget"]],
+            capture_output=True, text=True)
+        row["checked"] = check.returncode == 0
+        if check.returncode != 0:
+            row["error"] = "checker: " + check.stdout.strip()
+        return row
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", default=os.path.join(
+        os.path.dirname(ROOT), "shared", "data", "graphs", "moccasin",
+        "normalized"))
+    parser.add_argument("--budgets", default="80,90")
+    parser.add_argument("--methods",
+                        default="checkpoint-all,chen-sqrt,chen-greedy,dtr,"
+                                "heuristic,exact")
+    parser.add_argument("--heuristic-seconds", type=float, default=1.0)
+    parser.add_argument("--exact-seconds", type=float, default=60.0)
+    parser.add_argument("--filter", default="")
+    parser.add_argument("--lms-plan",
+                        default=os.path.join(ROOT, "build", "bin", "lms-plan"))
+    parser.add_argument("--json", default="")
+    parser.add_argument("--markdown", default="")
+    args = parser.parse_args()
+
+    graphs = sorted(f for f in os.listdir(args.graphs)
+                    if f.endswith(".json") and args.filter in f)
+    methods = args.methods.split(",")
+    budgets = [int(b) for b in args.budgets.split(",")]
+    results = []
+    header = f"{'graph':34} {'budget':>6} " + " ".join(
+        f"{m:>16}" for m in methods)
+    print(header)
+    for name in graphs:
+        path = os.path.join(args.graphs, name)
+        for budget in budgets:
+            cells = []
+            for method in methods:
+                seconds = None
+                if method in ("heuristic", "dtr"):
+                    seconds = args.heuristic_seconds
+                elif method == "exact":
+                    seconds = args.exact_seconds
+                row = run_one(args.lms_plan, path, budget, method, seconds)
+                row["graph"] = name[:-5]
+                results.append(row)
+                if "error" in row:
+                    cells.append("infeasible" if "smallest feasible" in
+                                 row["error"] else "no plan")
+                else:
+                    mark = "*" if row.get("optimal") else ""
+                    cells.append(f"{row['tdi_percent']:.3f}%{mark}")
+            print(f"{name[:34]:34} {budget:>5}% " +
+                  " ".join(f"{c:>16}" for c in cells), flush=True)
+
+    meta = {"command": " ".join([os.path.relpath(sys.argv[0], ROOT)] +
+                                sys.argv[1:]),
+            "heuristic_seconds": args.heuristic_seconds,
+            "exact_seconds": args.exact_seconds,
+            "machine": os.uname().nodename + ", " +
+            str(os.cpu_count()) + " cores"}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"meta": meta, "results": results}, f, indent=1)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("<!-- generated by bench/remat/run.py -->\n\n")
+            f.write(f"Command: `{meta['command']}`\n\n")
+            f.write("TDI = compute cost / sum of all costs - 1 (lower is "
+                    "better); `*` = proven optimal; `infeasible` = budget "
+                    "below the smallest feasible one (reported); time and "
+                    "gap of the exact planner in parentheses.\n\n")
+            f.write("| graph | budget | " + " | ".join(methods) + " |\n")
+            f.write("|---|---|" + "---|" * len(methods) + "\n")
+            for name in graphs:
+                for budget in budgets:
+                    cells = []
+                    for method in methods:
+                        row = next(r for r in results
+                                   if r["graph"] == name[:-5] and
+                                   r["method"] == method and
+                                   r["budget_percent"] == budget)
+                        if "error" in row:
+                            cells.append("infeasible" if "smallest feasible"
+                                         in row["error"] else "no plan")
+                            continue
+                        cell = f"{row['tdi_percent']:.3f}%"
+                        if row.get("optimal"):
+                            cell += "*"
+                        if method == "exact":
+                            extra = f"{row['solve_seconds']:.0f} s"
+                            if not row.get("optimal") and \
+                                    "gap_percent" in row:
+                                extra += f", gap {row['gap_percent']:.2f}%"
+                            cell += f" ({extra})"
+                        cells.append(cell)
+                    f.write(f"| {name[:-5]} | {budget}% | " +
+                            " | ".join(cells) + " |\n")
+    bad = [r for r in results if r.get("checked") is False]
+    if bad:
+        print(f"{len(bad)} plans failed the independent checker",
+              file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,383 @@
+//===- Rematerialize.cpp - The --lms-rematerialize pass -------------------===//
+//
+// Translates each function into the graph core with its in-place chains
+// contracted (RematGraph), runs a rematerialization planner there, and
+// writes the plan back as lms.recompute regions. The planning lives in
+// lib/Graph.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LMS/Transforms/Rematerialize.h"
+#include "LMS/Analysis/DeviceModel.h"
+#include "LMS/Analysis/Options.h"
+#include "LMS/Dialect/LMS/IR/LMSOps.h"
+#include "LMS/Graph/Memory.h"
+#include "LMS/Graph/Remat.h"
+#include "LMS/Graph/Units.h"
+#include "LMS/Transforms/GlobalOptions.h"
+#include "LMS/Transforms/Passes.h"
+#include "LMS/Transforms/PlanningSupport.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir {
+namespace lms {
+#define GEN_PASS_DEF_LMSREMATERIALIZE
+#include "LMS/Transforms/Passes.h.inc"
+} // namespace lms
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::lms;
+using ::lms::OpIndex;
+using ::lms::TensorIndex;
+
+/// Whether the IR can clone `op` into a recompute region and get the same
+/// values: no memory effects (recursively), tensor results, not an lms op.
+static bool canRecompute(Operation *op) {
+  if (isa<LMSDialect>(op->getDialect()))
+    return false;
+  if (op->hasTrait<OpTrait::IsTerminator>() || op->getNumResults() == 0 ||
+      op->getNumSuccessors() != 0)
+    return false;
+  for (Type type : op->getResultTypes())
+    if (!isa<RankedTensorType>(type))
+      return false;
+  return isMemoryEffectFree(op);
+}
+
+FailureOr<RematGraph> RematGraph::build(const FunctionGraph &fg,
+                                        const ::lms::DeviceSpec &device) {
+  const ::lms::Graph &g = fg.getGraph();
+  RematGraph result;
+  OpIndex n = static_cast<OpIndex>(g.numOps());
+  std::vector<uint8_t> irRecomputable(n, 0);
+  for (OpIndex i = 0; i < n; ++i)
+    irRecomputable[i] = canRecompute(fg.getOp(i));
+
+  // Chains: op i joins the group of op i-1 when it writes in place the one
+  // buffer that group produced, and the value it overwrites has no other
+  // use.
+  std::vector<int> groupOf(n, -1);
+  for (OpIndex i = 0; i < n; ++i) {
+    const ::lms::Op &op = g.op(i);
+    bool extend = false;
+    if (i > 0 && irRecomputable[i] && irRecomputable[i - 1] &&
+        op.updates.size() == 1 && op.kind == ::lms::OpKind::Compute) {
+      TensorIndex buffer = op.updates.front();
+      OpIndex producer = g.tensor(buffer).producer;
+      int group = groupOf[i - 1];
+      if (producer >= 0 && groupOf[producer] == group) {
+        Operation *previous = fg.getOp(i - 1);
+        for (Value value : previous->getResults()) {
+          std::optional<TensorIndex> b = fg.lookupBuffer(value);
+          if (b && *b == buffer && value.hasOneUse() &&
+              value.getUses().begin()->getOwner() == fg.getOp(i))
+            extend = true;
+        }
+      }
+    }
+    if (extend) {
+      groupOf[i] = groupOf[i - 1];
+      result.members.back().push_back(i);
+    } else {
+      groupOf[i] = static_cast<int>(result.members.size());
+      result.members.push_back({i});
+    }
+  }
+
+  for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t) {
+    const ::lms::Tensor &tensor = g.tensor(t);
+    TensorIndex copy =
+        result.graph.addTensor(tensor.name, tensor.bytes, tensor.space);
+    result.graph.tensor(copy).rank = tensor.rank;
+    result.graph.setLiveOut(copy, tensor.liveOut);
+  }
+  for (const std::vector<OpIndex> &group : result.members) {
+    llvm::SetVector<TensorIndex> inputs, outputs, updates;
+    std::vector<uint8_t> produced(g.numTensors(), 0);
+    ::lms::OpCost cost;
+    double seconds = 0;
+    int64_t transient = 0;
+    bool recomputable = true;
+    for (OpIndex i : group) {
+      const ::lms::Op &op = g.op(i);
+      for (TensorIndex t : op.inputs)
+        if (!produced[t])
+          inputs.insert(t);
+      for (TensorIndex t : op.updates)
+        if (!produced[t])
+          updates.insert(t);
+      for (TensorIndex t : op.outputs) {
+        outputs.insert(t);
+        produced[t] = 1;
+      }
+      cost.flops += op.cost.flops;
+      cost.bytes += op.cost.bytes;
+      seconds += ::lms::opCost(g, i, &device);
+      transient = std::max(transient, op.transientBytes);
+      recomputable &= irRecomputable[i] != 0 && op.recomputable;
+    }
+    cost.seconds = seconds;
+    const ::lms::Op &last = g.op(group.back());
+    ::lms::OpKind kind =
+        group.size() == 1 ? last.kind : ::lms::OpKind::Compute;
+    OpIndex k = result.graph.addOp(last.name, inputs.getArrayRef(),
+                                   outputs.getArrayRef(), cost, kind);
+    for (TensorIndex t : updates)
+      result.graph.addUpdate(k, t);
+    result.graph.setTransientBytes(k, transient);
+    result.graph.op(k).recomputable = recomputable && updates.empty();
+  }
+  std::string problem = result.graph.verify();
+  if (!problem.empty())
+    return emitError(fg.getFunction()->getLoc())
+           << "internal error: the contracted graph is malformed: " << problem;
+  return result;
+}
+
+void mlir::lms::rewriteWithRecomputes(const FunctionGraph &fg,
+                                      const RematGraph &rg,
+                                      const ::lms::Plan &plan,
+                                      RecomputeStats *stats) {
+  Block &block = *fg.getBlock();
+  size_t numGroups = rg.members.size();
+  std::vector<uint8_t> done(numGroups, 0);
+  std::vector<OpIndex> pending;
+  DenseMap<Value, Value> current;
+  auto currentOf = [&](Value v) {
+    auto it = current.find(v);
+    return it == current.end() ? v : it->second;
+  };
+
+  auto recompute = [&](OpIndex group, Operation *anchor, OpIndex anchorPos) {
+    SmallVector<Operation *> ops;
+    llvm::SmallPtrSet<Operation *, 8> memberSet;
+    for (OpIndex i : rg.members[group]) {
+      ops.push_back(fg.getOp(i));
+      memberSet.insert(fg.getOp(i));
+    }
+    auto insideGroup = [&](Operation *op) {
+      Operation *top = block.findAncestorOpInBlock(*op);
+      return top && memberSet.contains(top);
+    };
+    // Values the chain reads from outside (operands, and values its regions
+    // capture), and the results used outside it.
+    llvm::SetVector<Value> externals;
+    for (Operation *op : ops) {
+      for (Value v : op->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (!def || !memberSet.contains(def))
+          externals.insert(v);
+      }
+      for (Region &region : op->getRegions()) {
+        llvm::SetVector<Value> captured;
+        getUsedValuesDefinedAbove(region, captured);
+        for (Value v : captured) {
+          Operation *def = v.getDefiningOp();
+          if (!def || !memberSet.contains(def))
+            externals.insert(v);
+        }
+      }
+    }
+    SmallVector<Value> yielded;
+    for (Operation *op : ops)
+      for (Value result : op->getResults())
+        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+              return !insideGroup(user);
+            }))
+          yielded.push_back(result);
+
+    OpBuilder builder(anchor);
+    SmallVector<Value> inputs;
+    for (Value v : externals)
+      inputs.push_back(currentOf(v));
+    SmallVector<Type> types;
+    for (Value v : yielded)
+      types.push_back(v.getType());
+    auto op = RecomputeOp::create(builder, ops.back()->getLoc(), types, inputs);
+    Block &body = op.getBody().front();
+    IRMapping mapping;
+    for (auto [external, argument] :
+         llvm::zip(externals.getArrayRef(), body.getArguments()))
+      mapping.map(external, argument);
+    OpBuilder inner = OpBuilder::atBlockEnd(&body);
+    for (Operation *member : ops)
+      inner.clone(*member, mapping);
+    SmallVector<Value> results;
+    for (Value v : yielded)
+      results.push_back(mapping.lookup(v));
+    YieldOp::create(inner, ops.back()->getLoc(), results);
+
+    // From the anchor on, the uses read the recomputed values.
+    for (auto [k, original] : llvm::enumerate(yielded)) {
+      Value value = currentOf(original);
+      Value replacement = op.getResult(k);
+      value.replaceUsesWithIf(replacement, [&](OpOperand &use) {
+        Operation *top = block.findAncestorOpInBlock(*use.getOwner());
+        if (!top)
+          return false;
+        std::optional<OpIndex> index = fg.lookupOp(top);
+        return index && *index >= anchorPos;
+      });
+      current[original] = replacement;
+    }
+    if (stats) {
+      ++stats->recomputes;
+      stats->opsCloned += ops.size();
+    }
+  };
+
+  for (const ::lms::Step &step : plan) {
+    if (step.kind != ::lms::Step::Compute)
+      continue;
+    OpIndex group = step.index;
+    if (done[group]) {
+      pending.push_back(group);
+      continue;
+    }
+    done[group] = 1;
+    OpIndex anchorPos = rg.members[group].front();
+    Operation *anchor = fg.getOp(anchorPos);
+    for (OpIndex r : pending)
+      recompute(r, anchor, anchorPos);
+    pending.clear();
+  }
+}
+
+namespace {
+
+struct LMSRematerializePass
+    : public mlir::lms::impl::LMSRematerializeBase<LMSRematerializePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    static const char *planners[] = {"heuristic", "exact", "dtr",
+                                     "chen-greedy", "chen-sqrt"};
+    if (!llvm::is_contained(planners, StringRef(planner))) {
+      module.emitError() << "invalid planner '" << planner
+                         << "': expected heuristic, exact, dtr, chen-greedy "
+                            "or chen-sqrt";
+      return signalPassFailure();
+    }
+    if (planner == "exact" && !::lms::haveExactSolver()) {
+      module.emitError() << "planner=exact needs CBC: this build has no MILP "
+                            "solver (install coinor-libcbc-dev and rebuild)";
+      return signalPassFailure();
+    }
+    if (!(timeLimit >= 0)) {
+      module.emitError() << "invalid time-limit " << timeLimit
+                         << ": expected a number of seconds >= 0";
+      return signalPassFailure();
+    }
+    FailureOr<GraphOptions> graphOptions =
+        makeGraphOptions(module, alignment, dynamicBytes, false);
+    if (failed(graphOptions))
+      return signalPassFailure();
+    FailureOr<::lms::DeviceSpec> spec = resolveDevice(module, device);
+    if (failed(spec))
+      return signalPassFailure();
+    std::string budgetOption = budget.empty() ? getGlobalBudget() : budget;
+
+    bool failedAny = false;
+    for (FunctionOpInterface func : functionsCalleesFirst(module))
+      if (failed(runOnFunction(func, *graphOptions, *spec, budgetOption)))
+        failedAny = true;
+    if (failedAny)
+      return signalPassFailure();
+    if (printStatistics)
+      llvm::errs() << "lms-rematerialize: " << totals.recomputes
+                   << " recomputes, " << totals.opsCloned << " ops-cloned, "
+                   << static_cast<uint64_t>(totals.extraSeconds * 1e6 + 0.5)
+                   << " extra-compute-us\n";
+  }
+
+  RecomputeStats totals;
+
+  LogicalResult runOnFunction(FunctionOpInterface func,
+                              const GraphOptions &graphOptions,
+                              const ::lms::DeviceSpec &spec,
+                              StringRef budgetOption) {
+    FailureOr<FunctionGraph> graph = FunctionGraph::build(func, graphOptions);
+    if (failed(graph))
+      return failure();
+    FailureOr<uint64_t> limit =
+        resolveBudgetBytes(func, budgetOption, spec, graphOptions, *graph);
+    if (failed(limit))
+      return failure();
+    uint64_t peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
+    if (peak <= *limit)
+      return success();
+
+    FailureOr<RematGraph> rg = RematGraph::build(*graph, spec);
+    if (failed(rg))
+      return failure();
+    uint64_t lower = ::lms::rematLowerBound(rg->graph);
+    if (*limit < lower) {
+      auto [bytes, op] = ::lms::minimumFeasibleBytes(rg->graph);
+      Operation *at = op >= 0 ? graph->getOp(rg->members[op].back())
+                              : func.getOperation();
+      return emitError(at->getLoc())
+             << "no plan fits the budget " << ::lms::formatBytes(*limit)
+             << " (" << *limit << " bytes): this op needs "
+             << ::lms::formatBytes(bytes) << " (" << bytes
+             << " bytes) with its operands and results; the smallest "
+                "feasible budget is "
+             << ::lms::formatBytes(lower) << " (" << lower << " bytes)";
+    }
+
+    ::lms::RematOptions options;
+    options.timeLimitSeconds = timeLimit;
+    options.seed = seed;
+    options.device = &spec;
+    llvm::Expected<::lms::RematResult> result = [&] {
+      if (planner == "exact")
+        return ::lms::planRematExact(rg->graph, *limit, options);
+      if (planner == "dtr")
+        return ::lms::planRematDTR(rg->graph, *limit, options);
+      if (planner == "chen-greedy")
+        return ::lms::planChenGreedy(rg->graph, *limit, options);
+      if (planner == "chen-sqrt")
+        return ::lms::planChenSqrt(rg->graph, *limit, options);
+      return ::lms::planRematHeuristic(rg->graph, *limit, options);
+    }();
+    if (!result)
+      return emitError(func.getLoc())
+             << "the " << planner << " planner found no recomputation plan "
+             << "that fits " << ::lms::formatBytes(*limit) << " (" << *limit
+             << " bytes): " << llvm::toString(result.takeError());
+
+    RecomputeStats stats;
+    rewriteWithRecomputes(*graph, *rg, result->plan, &stats);
+    stats.extraSeconds =
+        result->computeCost - ::lms::scheduleCost(rg->graph, &spec);
+
+    // The guarantee: the analysis of the rewritten function fits.
+    FailureOr<FunctionGraph> after = FunctionGraph::build(func, graphOptions);
+    if (failed(after))
+      return failure();
+    uint64_t peakAfter = ::lms::evaluateSchedule(after->getGraph()).peakBytes;
+    if (peakAfter > *limit)
+      return emitError(func.getLoc())
+             << "internal error: after rematerialization the peak is "
+             << peakAfter << " bytes, over the budget of " << *limit
+             << " bytes (the plan's peak: " << result->peakBytes
+             << "); please report this with the input";
+    numRecomputes += stats.recomputes;
+    numOpsCloned += stats.opsCloned;
+    extraMicroseconds +=
+        static_cast<uint64_t>(std::max(0.0, stats.extraSeconds) * 1e6 + 0.5);
+    totals.recomputes += stats.recomputes;
+    totals.opsCloned += stats.opsCloned;
+    totals.extraSeconds += stats.extraSeconds;
+    return success();
+  }
+};
+
+} // namespace
