@@ -91,6 +91,21 @@ public:
                      graph.op(tensor.producer).recomputable &&
                      graph.op(tensor.producer).updates.empty();
     }
+    // A recomputation needs the producer's inputs again: a tensor is only
+    // evictable when each of them stays available (live-out, on the host)
+    // or can be recomputed too. Producers come first in schedule order.
+    for (OpIndex i = 0; i < static_cast<OpIndex>(numOps); ++i) {
+      bool inputsAvailable = true;
+      for (TensorIndex input : graph.op(i).inputs) {
+        const Tensor &in = graph.tensor(input);
+        // Arguments stay resident in this engine's plans (see run()).
+        inputsAvailable &= in.space == MemorySpace::Host || in.liveOut ||
+                           in.producer == kEntry || evictable[input] != 0;
+      }
+      if (!inputsAvailable)
+        for (TensorIndex t : graph.op(i).outputs)
+          evictable[t] = 0;
+    }
   }
 
   /// Runs the schedule. `weights` scale the pressure scores (lower score:
@@ -415,8 +430,9 @@ private:
     ++stage; // next uses are counted from the next stage
     const Op &op = graph.op(stage - 1);
     auto consider = [&](TensorIndex t) {
+      // Arguments stay: a recomputation may read them again.
       if (!resident[t] || graph.tensor(t).space != MemorySpace::Device ||
-          graph.tensor(t).liveOut)
+          graph.tensor(t).liveOut || graph.tensor(t).producer == kEntry)
         return;
       OpIndex next = nextUse(t);
       bool dead = next >= static_cast<OpIndex>(numOps);

@@ -40,7 +40,12 @@ using ::lms::TensorIndex;
 /// Whether the IR can clone `op` into a recompute region and get the same
 /// values: no memory effects (recursively), tensor results, not an lms op.
 static bool canRecompute(Operation *op) {
-  if (isa<LMSDialect>(op->getDialect()))
+  // Unregistered ops may do anything, unless they say they are pure (the
+  // graph.node ops of `lms-plan --mlir`).
+  Dialect *dialect = op->getDialect();
+  if (dialect && isa<LMSDialect>(dialect))
+    return false;
+  if (!dialect && !op->hasAttr("lms.recomputable"))
     return false;
   if (op->hasTrait<OpTrait::IsTerminator>() || op->getNumResults() == 0 ||
       op->getNumSuccessors() != 0)
@@ -48,7 +53,7 @@ static bool canRecompute(Operation *op) {
   for (Type type : op->getResultTypes())
     if (!isa<RankedTensorType>(type))
       return false;
-  return isMemoryEffectFree(op);
+  return !dialect || isMemoryEffectFree(op);
 }
 
 FailureOr<RematGraph> RematGraph::build(const FunctionGraph &fg,

@@ -29,32 +29,6 @@ using namespace mlir::lms;
 
 namespace {
 
-/// Returns an op equivalent to `op` that properly dominates it, or null.
-/// Candidates are the other users of its first operand, or, for an op without
-/// operands, the ops before it in its block and the enclosing blocks.
-Operation *findDominatingEquivalent(Operation *op, DominanceInfo &dom) {
-  auto equivalent = [&](Operation *other) {
-    return other != op && other->getName() == op->getName() &&
-           isMemoryEffectFree(other) &&
-           OperationEquivalence::isEquivalentTo(
-               other, op, OperationEquivalence::IgnoreLocations) &&
-           dom.properlyDominates(other, op);
-  };
-  if (op->getNumOperands() > 0) {
-    for (Operation *user : op->getOperand(0).getUsers())
-      if (equivalent(user))
-        return user;
-    return nullptr;
-  }
-  for (Operation *scope = op; scope && scope->getBlock();
-       scope = scope->getParentOp())
-    for (Operation *prev = scope->getPrevNode(); prev;
-         prev = prev->getPrevNode())
-      if (equivalent(prev))
-        return prev;
-  return nullptr;
-}
-
 /// Inlines `recompute` and, with `merge`, merges the clones with dominating
 /// originals.
 void inlineRecompute(RecomputeOp recompute, Operation *root, bool merge,
@@ -74,12 +48,12 @@ void inlineRecompute(RecomputeOp recompute, Operation *root, bool merge,
   if (!merge)
     return;
 
-  // Merge in program order, so that the operands of a clone have already
-  // been merged when the clone is looked at. Clones without operands
-  // (`tensor.empty`, constants) are all alike: they are matched through the
-  // ops that use them (a clone is equivalent to an original when its
-  // operands are the original's, or clones equivalent to them), and merged
-  // on their own only when still used afterwards.
+  // Merge from the last clone back: a clone is equivalent to an original
+  // op when their operands are the same values or results of clones
+  // equivalent to the ops that define the original's (recursively), so the
+  // clone of a whole chain (`tensor.empty`, `linalg.fill`, `linalg.matmul`)
+  // is matched with the chain it copies, not with any look-alike `fill` of
+  // another `empty`. Clones left without uses are dropped (they are pure).
   DominanceInfo dom(root);
   llvm::SmallPtrSet<Operation *, 16> cloneSet(clones.begin(), clones.end());
   std::function<bool(Operation *, Operation *)> opsEquivalent;
@@ -88,14 +62,13 @@ void inlineRecompute(RecomputeOp recompute, Operation *root, bool merge,
       return true;
     auto ra = dyn_cast<OpResult>(a), rb = dyn_cast<OpResult>(b);
     if (!ra || !rb || ra.getResultNumber() != rb.getResultNumber() ||
-        !cloneSet.contains(ra.getOwner()) ||
-        ra.getOwner()->getNumOperands() != 0)
+        !cloneSet.contains(ra.getOwner()))
       return false;
     return opsEquivalent(ra.getOwner(), rb.getOwner());
   };
   opsEquivalent = [&](Operation *clone, Operation *original) {
     if (clone == original || clone->getName() != original->getName() ||
-        !isMemoryEffectFree(original))
+        cloneSet.contains(original) || !isMemoryEffectFree(original))
       return false;
     DenseMap<Value, Value> mapped;
     return OperationEquivalence::isEquivalentTo(
@@ -111,40 +84,31 @@ void inlineRecompute(RecomputeOp recompute, Operation *root, bool merge,
          scope = scope->getParentOp())
       for (Operation *prev = scope->getPrevNode(); prev;
            prev = prev->getPrevNode())
-        if (!cloneSet.contains(prev) && opsEquivalent(clone, prev) &&
-            dom.properlyDominates(prev, clone))
+        if (opsEquivalent(clone, prev) && dom.properlyDominates(prev, clone))
           return prev;
     return nullptr;
   };
-  SmallVector<Operation *> deferred;
-  for (Operation *clone : clones) {
-    if (clone->getNumOperands() == 0) {
-      deferred.push_back(clone);
-      continue;
-    }
-    Operation *original = findOriginal(clone);
-    if (!original)
-      continue;
-    clone->replaceAllUsesWith(original);
+  auto erase = [&](Operation *clone) {
     cloneSet.erase(clone);
     clone->erase();
     ++stats.opsMerged;
-  }
-  for (Operation *clone : deferred) {
+  };
+  for (Operation *clone : llvm::reverse(clones)) {
+    if (!cloneSet.contains(clone))
+      continue;
     if (clone->use_empty()) {
-      cloneSet.erase(clone);
-      clone->erase();
-      ++stats.opsMerged;
+      erase(clone);
       continue;
     }
-    Operation *original = findDominatingEquivalent(clone, dom);
-    if (!original)
-      continue;
-    clone->replaceAllUsesWith(original);
-    cloneSet.erase(clone);
-    clone->erase();
-    ++stats.opsMerged;
+    if (Operation *original = findOriginal(clone)) {
+      clone->replaceAllUsesWith(original);
+      erase(clone);
+    }
   }
+  // Operands of merged clones that are now unused.
+  for (Operation *clone : llvm::reverse(clones))
+    if (cloneSet.contains(clone) && clone->use_empty())
+      erase(clone);
 }
 
 struct LMSStripPass : public mlir::lms::impl::LMSStripBase<LMSStripPass> {

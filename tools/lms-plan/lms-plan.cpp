@@ -102,7 +102,7 @@ static std::string toMLIR(const GraphFile &file) {
       os << (k ? ", " : "") << "%n" << file.ids[t];
     os << ") {lms.cost = {seconds = "
        << llvm::formatv("{0:e}", op.cost.seconds.value_or(0)) << " : f64}, "
-       << "name = \"" << op.name << "\"} : (";
+       << "lms.recomputable, name = \"" << op.name << "\"} : (";
     for (auto [k, t] : llvm::enumerate(op.inputs))
       os << (k ? ", " : "") << "tensor<" << g.tensor(t).bytes << "xi8>";
     os << ") -> tensor<" << g.tensor(op.outputs[0]).bytes << "xi8>\n";
