@@ -14,6 +14,7 @@
 #include "LMS/Graph/Memory.h"
 #include "LMS/Graph/Swap.h"
 #include "LMS/Graph/Units.h"
+#include "LMS/Transforms/FunctionPlanning.h"
 #include "LMS/Transforms/GlobalOptions.h"
 #include "LMS/Transforms/Passes.h"
 #include "LMS/Transforms/PlanningSupport.h"
@@ -90,82 +91,27 @@ struct LMSInsertSwapsPass
         resolveBudgetBytes(func, budgetOption, spec, graphOptions, *graph);
     if (failed(limit))
       return failure();
-    ::lms::MemoryProfile profile = ::lms::evaluateSchedule(
-        graph->getGraph(), ::lms::EvalOptions{/*recordSteps=*/false});
-    if (profile.peakBytes <= *limit)
-      return success();
-
-    SwapCandidates candidates(*graph);
-    ::lms::SwapOptions options;
-    options.swapoutThreshold = swapoutThreshold;
-    options.swapinAhead = swapinAhead;
-    options.swapinGroupby = swapinGroupby;
-    options.valueAfterGap = [&](::lms::TensorIndex t, ::lms::OpIndex a,
-                                ::lms::OpIndex b) {
-      return candidates.valueAfterGap(t, a, b);
-    };
-    options.canReuseAfter = [&](::lms::TensorIndex t, ::lms::OpIndex a) {
-      return candidates.canReuseAfter(t, a);
-    };
-
-    ::lms::Infeasible infeasible;
-    llvm::Expected<::lms::SwapResult> result = [&] {
-      if (planner == "tflms")
-        return ::lms::planSwapsTFLMS(graph->getGraph(), spec, *limit, options);
-      if (planner == "swap-all")
-        return llvm::Expected<::lms::SwapResult>(
-            ::lms::planSwapEverything(graph->getGraph(), spec, options));
-      return ::lms::planSwaps(graph->getGraph(), spec, *limit, options,
-                              &infeasible);
-    }();
-    if (!result) {
-      std::string message = llvm::toString(result.takeError());
-      if (planner == "lms" && infeasible.smallestBudget > 0)
-        return reportInfeasible(func, *graph, *limit, infeasible);
-      return emitError(func.getLoc())
-             << "the " << planner << " planner cannot fit the budget "
-             << ::lms::formatBytes(*limit) << " (" << *limit
-             << " bytes): " << message;
-    }
-    if (result->peakBytes > *limit)
-      return emitError(func.getLoc())
-             << "the " << planner << " planner cannot fit the budget "
-             << ::lms::formatBytes(*limit) << " (" << *limit
-             << " bytes): its plan peaks at " << result->peakBytes << " bytes";
-
-    rewriteWithSwaps(*graph, candidates, result->plan);
-
-    // The guarantee: the analysis of the rewritten function fits.
-    FailureOr<FunctionGraph> after = FunctionGraph::build(func, graphOptions);
-    if (failed(after))
+    SwapKnobs knobs;
+    knobs.planner = planner;
+    knobs.swapoutThreshold = swapoutThreshold;
+    knobs.swapinAhead = swapinAhead;
+    knobs.swapinGroupby = swapinGroupby;
+    FailureOr<SwapStats> stats =
+        insertSwapsInFunction(func, graphOptions, spec, *limit, knobs);
+    if (failed(stats))
       return failure();
-    uint64_t peakAfter = ::lms::evaluateSchedule(after->getGraph()).peakBytes;
-    if (peakAfter > *limit)
-      return emitError(func.getLoc())
-             << "internal error: after inserting swaps the peak is "
-             << peakAfter << " bytes, over the budget of " << *limit
-             << " bytes; please report this with the input";
-
-    std::set<::lms::TensorIndex> tensors;
-    uint64_t outs = 0, ins = 0;
-    for (const ::lms::SwapDecision &d : result->plan.decisions) {
-      tensors.insert(d.tensor);
-      outs += d.reuseHostCopy ? 0 : 1;
-      ++ins;
-    }
-    uint64_t stall =
-        static_cast<uint64_t>(result->timeline.stallSeconds * 1e6 + 0.5);
-    numTensorsSwapped += tensors.size();
-    numSwapOuts += outs;
-    numSwapIns += ins;
-    bytesToHost += result->timeline.d2hBytes;
-    bytesToDevice += result->timeline.h2dBytes;
+    uint64_t stall = static_cast<uint64_t>(stats->stallSeconds * 1e6 + 0.5);
+    numTensorsSwapped += stats->tensors;
+    numSwapOuts += stats->swapOuts;
+    numSwapIns += stats->swapIns;
+    bytesToHost += stats->toHost;
+    bytesToDevice += stats->toDevice;
     stallMicroseconds += stall;
-    totals.tensors += tensors.size();
-    totals.swapOuts += outs;
-    totals.swapIns += ins;
-    totals.toHost += result->timeline.d2hBytes;
-    totals.toDevice += result->timeline.h2dBytes;
+    totals.tensors += stats->tensors;
+    totals.swapOuts += stats->swapOuts;
+    totals.swapIns += stats->swapIns;
+    totals.toHost += stats->toHost;
+    totals.toDevice += stats->toDevice;
     totals.stallMicroseconds += stall;
     return success();
   }

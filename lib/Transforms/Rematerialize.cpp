@@ -14,6 +14,7 @@
 #include "LMS/Graph/Memory.h"
 #include "LMS/Graph/Remat.h"
 #include "LMS/Graph/Units.h"
+#include "LMS/Transforms/FunctionPlanning.h"
 #include "LMS/Transforms/GlobalOptions.h"
 #include "LMS/Transforms/Passes.h"
 #include "LMS/Transforms/PlanningSupport.h"
@@ -303,7 +304,7 @@ struct LMSRematerializePass
                    << " extra-compute-us\n";
   }
 
-  RecomputeStats totals;
+  RematStats totals;
 
   LogicalResult runOnFunction(FunctionOpInterface func,
                               const GraphOptions &graphOptions,
@@ -316,71 +317,21 @@ struct LMSRematerializePass
         resolveBudgetBytes(func, budgetOption, spec, graphOptions, *graph);
     if (failed(limit))
       return failure();
-    uint64_t peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
-    if (peak <= *limit)
-      return success();
-
-    FailureOr<RematGraph> rg = RematGraph::build(*graph, spec);
-    if (failed(rg))
+    RematKnobs knobs;
+    knobs.planner = planner;
+    knobs.timeLimitSeconds = timeLimit;
+    knobs.seed = seed;
+    FailureOr<RematStats> stats =
+        rematerializeFunction(func, graphOptions, spec, *limit, knobs);
+    if (failed(stats))
       return failure();
-    uint64_t lower = ::lms::rematLowerBound(rg->graph);
-    if (*limit < lower) {
-      auto [bytes, op] = ::lms::minimumFeasibleBytes(rg->graph);
-      Operation *at = op >= 0 ? graph->getOp(rg->members[op].back())
-                              : func.getOperation();
-      return emitError(at->getLoc())
-             << "no plan fits the budget " << ::lms::formatBytes(*limit)
-             << " (" << *limit << " bytes): this op needs "
-             << ::lms::formatBytes(bytes) << " (" << bytes
-             << " bytes) with its operands and results; the smallest "
-                "feasible budget is "
-             << ::lms::formatBytes(lower) << " (" << lower << " bytes)";
-    }
-
-    ::lms::RematOptions options;
-    options.timeLimitSeconds = timeLimit;
-    options.seed = seed;
-    options.device = &spec;
-    llvm::Expected<::lms::RematResult> result = [&] {
-      if (planner == "exact")
-        return ::lms::planRematExact(rg->graph, *limit, options);
-      if (planner == "dtr")
-        return ::lms::planRematDTR(rg->graph, *limit, options);
-      if (planner == "chen-greedy")
-        return ::lms::planChenGreedy(rg->graph, *limit, options);
-      if (planner == "chen-sqrt")
-        return ::lms::planChenSqrt(rg->graph, *limit, options);
-      return ::lms::planRematHeuristic(rg->graph, *limit, options);
-    }();
-    if (!result)
-      return emitError(func.getLoc())
-             << "the " << planner << " planner found no recomputation plan "
-             << "that fits " << ::lms::formatBytes(*limit) << " (" << *limit
-             << " bytes): " << llvm::toString(result.takeError());
-
-    RecomputeStats stats;
-    rewriteWithRecomputes(*graph, *rg, result->plan, &stats);
-    stats.extraSeconds =
-        result->computeCost - ::lms::scheduleCost(rg->graph, &spec);
-
-    // The guarantee: the analysis of the rewritten function fits.
-    FailureOr<FunctionGraph> after = FunctionGraph::build(func, graphOptions);
-    if (failed(after))
-      return failure();
-    uint64_t peakAfter = ::lms::evaluateSchedule(after->getGraph()).peakBytes;
-    if (peakAfter > *limit)
-      return emitError(func.getLoc())
-             << "internal error: after rematerialization the peak is "
-             << peakAfter << " bytes, over the budget of " << *limit
-             << " bytes (the plan's peak: " << result->peakBytes
-             << "); please report this with the input";
-    numRecomputes += stats.recomputes;
-    numOpsCloned += stats.opsCloned;
+    numRecomputes += stats->recomputes;
+    numOpsCloned += stats->opsCloned;
     extraMicroseconds +=
-        static_cast<uint64_t>(std::max(0.0, stats.extraSeconds) * 1e6 + 0.5);
-    totals.recomputes += stats.recomputes;
-    totals.opsCloned += stats.opsCloned;
-    totals.extraSeconds += stats.extraSeconds;
+        static_cast<uint64_t>(std::max(0.0, stats->extraSeconds) * 1e6 + 0.5);
+    totals.recomputes += stats->recomputes;
+    totals.opsCloned += stats->opsCloned;
+    totals.extraSeconds += stats->extraSeconds;
     return success();
   }
 };

@@ -327,6 +327,58 @@ def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
   let dependentDialects = ["::mlir::lms::LMSDialect"];
 }
 
+def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
+  let summary = "Fit every function into a device-memory budget with swaps "
+                "and recomputations together, choosing the faster mix";
+  let description = [{
+    The combined planner. For each function that does not fit, it tries
+    offloading only (`--lms-insert-swaps`), recomputing only
+    (`--lms-rematerialize`), and mixes where offloading first brings the peak
+    down part of the way (a quarter, half, three quarters of the excess) and
+    recomputation does the rest; every candidate is a real rewrite of the
+    function, timed by the memory analysis' simulator (compute stream, one
+    copy stream each way, the recomputations' own cost), and the fastest one
+    that fits is kept. Per tensor, this chooses between keeping it, copying
+    it out and back (cost: the copy time not hidden behind compute) and
+    recomputing it (cost: its compute, recursively).
+
+    `strategy=swap` and `strategy=recompute` force one kind. The options of
+    the two passes apply (`time-limit` and `remat-planner` to the
+    recomputation, `swap-planner` to the offloading). With `stats=true` the
+    pass prints the chosen mix and the estimated step time of each
+    candidate to stderr.
+
+    The budget resolves as for `--lms-insert-swaps`; when no candidate fits,
+    the error is the one the offloading planner gives (at the op that needs
+    more memory, with the smallest feasible budget).
+  }];
+  let options = [
+    Option<"budget", "budget", "std::string", "\"\"",
+           "Device-memory budget (bytes with a unit, or a percentage of the "
+           "peak); wins over --lms-budget">,
+    Option<"device", "device", "std::string", "\"\"",
+           "Device preset of the cost model (default: the module's DLTI "
+           "spec, else v100-16g)">,
+    Option<"strategy", "strategy", "std::string", "\"auto\"",
+           "auto (the fastest mix), swap or recompute">,
+    Option<"rematPlanner", "remat-planner", "std::string", "\"heuristic\"",
+           "Recomputation planner: heuristic, exact, dtr, chen-greedy or "
+           "chen-sqrt">,
+    Option<"swapPlanner", "swap-planner", "std::string", "\"lms\"",
+           "Offloading planner: lms, tflms or swap-all">,
+    Option<"timeLimit", "time-limit", "double", "1.0",
+           "Seconds the recomputation planner may run per candidate">,
+    Option<"alignment", "alignment", "uint64_t", "1",
+           "Round every buffer up to this many bytes">,
+    Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
+           "Upper bound (a size such as 64MiB) for values of dynamic shape "
+           "without an 'lms.max_bytes' attribute">,
+    Option<"printStatistics", "stats", "bool", "false",
+           "Print the candidates and the choice to stderr">,
+  ];
+  let dependentDialects = ["::mlir::lms::LMSDialect"];
+}
+
 def LMSInlineRecomputes : Pass<"lms-inline-recomputes"> {
   let summary = "Inline lms.recompute regions at their position";
   let description = [{

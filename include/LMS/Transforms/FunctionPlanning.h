@@ -1,0 +1,67 @@
+//===- FunctionPlanning.h - Plan and rewrite one function -------*- C++ -*-===//
+//
+// The per-function work of --lms-insert-swaps, --lms-rematerialize and
+// --lms-plan: translate the function into the graph core, plan there, write
+// the plan back, and check that the memory analysis of the result fits.
+// Errors are emitted as diagnostics (at the op that needs more memory where
+// there is one).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMS_TRANSFORMS_FUNCTIONPLANNING_H
+#define LMS_TRANSFORMS_FUNCTIONPLANNING_H
+
+#include "LMS/Analysis/FunctionGraph.h"
+#include "LMS/Graph/Device.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <string>
+
+namespace mlir {
+namespace lms {
+
+struct SwapKnobs {
+  /// lms, tflms or swap-all.
+  std::string planner = "lms";
+  int swapoutThreshold = -1, swapinAhead = -1, swapinGroupby = -1;
+};
+
+struct SwapStats {
+  uint64_t tensors = 0, swapOuts = 0, swapIns = 0, toHost = 0, toDevice = 0;
+  double stallSeconds = 0;
+};
+
+/// Offloads tensors of `func` until its peak is at most `limit` bytes (does
+/// nothing when it fits).
+FailureOr<SwapStats> insertSwapsInFunction(FunctionOpInterface func,
+                                           const GraphOptions &graphOptions,
+                                           const ::lms::DeviceSpec &device,
+                                           uint64_t limit,
+                                           const SwapKnobs &knobs);
+
+struct RematKnobs {
+  /// heuristic, exact, dtr, chen-greedy or chen-sqrt.
+  std::string planner = "heuristic";
+  double timeLimitSeconds = 1.0;
+  uint64_t seed = 1;
+};
+
+struct RematStats {
+  uint64_t recomputes = 0;
+  uint64_t opsCloned = 0;
+  double extraSeconds = 0;
+};
+
+/// Inserts lms.recompute regions into `func` until its peak is at most
+/// `limit` bytes (does nothing when it fits).
+FailureOr<RematStats> rematerializeFunction(FunctionOpInterface func,
+                                            const GraphOptions &graphOptions,
+                                            const ::lms::DeviceSpec &device,
+                                            uint64_t limit,
+                                            const RematKnobs &knobs);
+
+} // namespace lms
+} // namespace mlir
+
+#endif // LMS_TRANSFORMS_FUNCTIONPLANNING_H

@@ -1,0 +1,207 @@
+//===- CombinedPlan.cpp - The --lms-plan pass -----------------------------===//
+//
+// Keep, offload or recompute: the pass rewrites a copy of each function for
+// several mixes of offloading and recomputation, times each rewrite with the
+// simulator of the graph core, and keeps the fastest that fits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LMS/Analysis/DeviceModel.h"
+#include "LMS/Analysis/Options.h"
+#include "LMS/Dialect/LMS/IR/LMSOps.h"
+#include "LMS/Graph/Memory.h"
+#include "LMS/Graph/Swap.h"
+#include "LMS/Graph/Units.h"
+#include "LMS/Transforms/FunctionPlanning.h"
+#include "LMS/Transforms/GlobalOptions.h"
+#include "LMS/Transforms/Passes.h"
+#include "LMS/Transforms/PlanningSupport.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir {
+namespace lms {
+#define GEN_PASS_DEF_LMSPLAN
+#include "LMS/Transforms/Passes.h.inc"
+} // namespace lms
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::lms;
+
+namespace {
+
+struct Outcome {
+  double seconds = 0;
+  SwapStats swaps;
+  RematStats remat;
+};
+
+struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (strategy != "auto" && strategy != "swap" && strategy != "recompute") {
+      module.emitError() << "invalid strategy '" << strategy
+                         << "': expected auto, swap or recompute";
+      return signalPassFailure();
+    }
+    static const char *rematPlanners[] = {"heuristic", "exact", "dtr",
+                                          "chen-greedy", "chen-sqrt"};
+    if (!llvm::is_contained(rematPlanners, StringRef(rematPlanner))) {
+      module.emitError() << "invalid remat-planner '" << rematPlanner
+                         << "': expected heuristic, exact, dtr, chen-greedy "
+                            "or chen-sqrt";
+      return signalPassFailure();
+    }
+    if (swapPlanner != "lms" && swapPlanner != "tflms" &&
+        swapPlanner != "swap-all") {
+      module.emitError() << "invalid swap-planner '" << swapPlanner
+                         << "': expected lms, tflms or swap-all";
+      return signalPassFailure();
+    }
+    if (!(timeLimit >= 0)) {
+      module.emitError() << "invalid time-limit " << timeLimit
+                         << ": expected a number of seconds >= 0";
+      return signalPassFailure();
+    }
+    FailureOr<GraphOptions> graphOptions =
+        makeGraphOptions(module, alignment, dynamicBytes, false);
+    if (failed(graphOptions))
+      return signalPassFailure();
+    FailureOr<::lms::DeviceSpec> spec = resolveDevice(module, device);
+    if (failed(spec))
+      return signalPassFailure();
+    std::string budgetOption = budget.empty() ? getGlobalBudget() : budget;
+    bool failedAny = false;
+    for (FunctionOpInterface func : functionsCalleesFirst(module))
+      if (failed(runOnFunction(func, *graphOptions, *spec, budgetOption)))
+        failedAny = true;
+    if (failedAny)
+      signalPassFailure();
+  }
+
+  /// Offloads until the peak is `swapBudget`, then recomputes down to
+  /// `limit`; the estimated step time of the result.
+  FailureOr<Outcome> apply(FunctionOpInterface func,
+                           const GraphOptions &graphOptions,
+                           const ::lms::DeviceSpec &spec, uint64_t swapBudget,
+                           uint64_t limit) {
+    Outcome outcome;
+    SwapKnobs swapKnobs;
+    swapKnobs.planner = swapPlanner;
+    RematKnobs rematKnobs;
+    rematKnobs.planner = rematPlanner;
+    rematKnobs.timeLimitSeconds = timeLimit;
+    FailureOr<SwapStats> swaps =
+        insertSwapsInFunction(func, graphOptions, spec, swapBudget, swapKnobs);
+    if (failed(swaps))
+      return failure();
+    outcome.swaps = *swaps;
+    FailureOr<RematStats> remat =
+        rematerializeFunction(func, graphOptions, spec, limit, rematKnobs);
+    if (failed(remat))
+      return failure();
+    outcome.remat = *remat;
+    FailureOr<FunctionGraph> graph = FunctionGraph::build(func, graphOptions);
+    if (failed(graph))
+      return failure();
+    outcome.seconds = ::lms::simulate(graph->getGraph(), spec).totalSeconds;
+    return outcome;
+  }
+
+  LogicalResult runOnFunction(FunctionOpInterface func,
+                              const GraphOptions &graphOptions,
+                              const ::lms::DeviceSpec &spec,
+                              StringRef budgetOption) {
+    FailureOr<FunctionGraph> graph = FunctionGraph::build(func, graphOptions);
+    if (failed(graph))
+      return failure();
+    FailureOr<uint64_t> limit =
+        resolveBudgetBytes(func, budgetOption, spec, graphOptions, *graph);
+    if (failed(limit))
+      return failure();
+    uint64_t peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
+    if (peak <= *limit)
+      return success();
+    double unconstrained =
+        ::lms::simulate(graph->getGraph(), spec).totalSeconds;
+
+    // The share of the excess that offloading removes.
+    std::vector<double> shares;
+    if (strategy == "swap")
+      shares = {1};
+    else if (strategy == "recompute")
+      shares = {0};
+    else
+      shares = {1, 0, 0.75, 0.5, 0.25};
+
+    Operation *backup = func->clone();
+    auto restore = [&] {
+      auto copy = cast<FunctionOpInterface>(backup->clone());
+      func.getFunctionBody().takeBody(copy.getFunctionBody());
+      copy->destroy();
+    };
+    auto swapBudgetOf = [&](double share) {
+      return peak - static_cast<uint64_t>(share * double(peak - *limit));
+    };
+    std::optional<size_t> best;
+    std::vector<std::optional<Outcome>> outcomes(shares.size());
+    for (size_t i = 0; i < shares.size(); ++i) {
+      restore();
+      // Candidates fail quietly: only the chosen one speaks.
+      ScopedDiagnosticHandler quiet(func->getContext(),
+                                    [](Diagnostic &) { return success(); });
+      FailureOr<Outcome> outcome =
+          apply(func, graphOptions, spec, swapBudgetOf(shares[i]), *limit);
+      if (failed(outcome))
+        continue;
+      outcomes[i] = *outcome;
+      if (!best || outcome->seconds < outcomes[*best]->seconds)
+        best = i;
+    }
+    restore();
+    if (printStatistics) {
+      llvm::errs() << "lms-plan: @" << func.getName() << ": budget "
+                   << *limit << " bytes, peak " << peak
+                   << " bytes, without LMS "
+                   << llvm::formatv("{0:F1}", unconstrained * 1e6) << " us\n";
+      for (size_t i = 0; i < shares.size(); ++i) {
+        llvm::errs() << llvm::formatv("  offload {0,3:P0} of the excess: ",
+                                      shares[i]);
+        if (!outcomes[i]) {
+          llvm::errs() << "no plan\n";
+          continue;
+        }
+        const Outcome &o = *outcomes[i];
+        llvm::errs() << llvm::formatv(
+            "{0:F1} us, {1} tensors offloaded, {2} recomputes{3}\n",
+            o.seconds * 1e6, o.swaps.tensors, o.remat.recomputes,
+            best && *best == i ? "  <- chosen" : "");
+      }
+    }
+    if (!best) {
+      // No mix fits: the offloading planner explains why (or recomputing,
+      // when only recomputation was asked for).
+      FailureOr<Outcome> explained =
+          apply(func, graphOptions, spec, swapBudgetOf(shares.front()),
+                *limit);
+      restore();
+      backup->destroy();
+      if (succeeded(explained))
+        return emitError(func.getLoc())
+               << "internal error: a rewrite that failed as a candidate "
+                  "succeeded when repeated";
+      return failure();
+    }
+    FailureOr<Outcome> chosen =
+        apply(func, graphOptions, spec, swapBudgetOf(shares[*best]), *limit);
+    backup->destroy();
+    return failure(failed(chosen));
+  }
+};
+
+} // namespace

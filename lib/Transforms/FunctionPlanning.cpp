@@ -1,0 +1,168 @@
+//===- FunctionPlanning.cpp - Plan and rewrite one function ---------------===//
+
+#include "LMS/Transforms/FunctionPlanning.h"
+#include "LMS/Analysis/SwapCandidates.h"
+#include "LMS/Graph/Memory.h"
+#include "LMS/Graph/Remat.h"
+#include "LMS/Graph/Swap.h"
+#include "LMS/Graph/Units.h"
+#include "LMS/Transforms/PlanningSupport.h"
+#include "LMS/Transforms/Rematerialize.h"
+#include "LMS/Transforms/SwapRewrite.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::lms;
+
+/// The guarantee of every planning pass: the analysis of the rewritten
+/// function fits.
+static LogicalResult checkFits(FunctionOpInterface func,
+                               const GraphOptions &graphOptions,
+                               uint64_t limit, uint64_t plannedPeak,
+                               StringRef what) {
+  FailureOr<FunctionGraph> after = FunctionGraph::build(func, graphOptions);
+  if (failed(after))
+    return failure();
+  uint64_t peakAfter = ::lms::evaluateSchedule(after->getGraph()).peakBytes;
+  if (peakAfter > limit)
+    return emitError(func.getLoc())
+           << "internal error: after " << what << " the peak is " << peakAfter
+           << " bytes, over the budget of " << limit
+           << " bytes (the plan's peak: " << plannedPeak
+           << "); please report this with the input";
+  return success();
+}
+
+FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
+    FunctionOpInterface func, const GraphOptions &graphOptions,
+    const ::lms::DeviceSpec &spec, uint64_t limit, const SwapKnobs &knobs) {
+  FailureOr<FunctionGraph> graph = FunctionGraph::build(func, graphOptions);
+  if (failed(graph))
+    return failure();
+  SwapStats stats;
+  ::lms::MemoryProfile profile = ::lms::evaluateSchedule(
+      graph->getGraph(), ::lms::EvalOptions{/*recordSteps=*/false});
+  if (profile.peakBytes <= limit)
+    return stats;
+
+  SwapCandidates candidates(*graph);
+  ::lms::SwapOptions options;
+  options.swapoutThreshold = knobs.swapoutThreshold;
+  options.swapinAhead = knobs.swapinAhead;
+  options.swapinGroupby = knobs.swapinGroupby;
+  options.valueAfterGap = [&](::lms::TensorIndex t, ::lms::OpIndex a,
+                              ::lms::OpIndex b) {
+    return candidates.valueAfterGap(t, a, b);
+  };
+  options.canReuseAfter = [&](::lms::TensorIndex t, ::lms::OpIndex a) {
+    return candidates.canReuseAfter(t, a);
+  };
+
+  ::lms::Infeasible infeasible;
+  const std::string &planner = knobs.planner;
+  llvm::Expected<::lms::SwapResult> result = [&] {
+    if (planner == "tflms")
+      return ::lms::planSwapsTFLMS(graph->getGraph(), spec, limit, options);
+    if (planner == "swap-all")
+      return llvm::Expected<::lms::SwapResult>(
+          ::lms::planSwapEverything(graph->getGraph(), spec, options));
+    return ::lms::planSwaps(graph->getGraph(), spec, limit, options,
+                            &infeasible);
+  }();
+  if (!result) {
+    std::string message = llvm::toString(result.takeError());
+    if (planner == "lms" && infeasible.smallestBudget > 0) {
+      (void)reportInfeasible(func, *graph, limit, infeasible);
+      return failure();
+    }
+    return emitError(func.getLoc())
+           << "the " << planner << " planner cannot fit the budget "
+           << ::lms::formatBytes(limit) << " (" << limit
+           << " bytes): " << message;
+  }
+  if (result->peakBytes > limit)
+    return emitError(func.getLoc())
+           << "the " << planner << " planner cannot fit the budget "
+           << ::lms::formatBytes(limit) << " (" << limit
+           << " bytes): its plan peaks at " << result->peakBytes << " bytes";
+
+  rewriteWithSwaps(*graph, candidates, result->plan);
+  if (failed(checkFits(func, graphOptions, limit, result->peakBytes,
+                       "inserting swaps")))
+    return failure();
+
+  std::set<::lms::TensorIndex> tensors;
+  for (const ::lms::SwapDecision &d : result->plan.decisions) {
+    tensors.insert(d.tensor);
+    stats.swapOuts += d.reuseHostCopy ? 0 : 1;
+    ++stats.swapIns;
+  }
+  stats.tensors = tensors.size();
+  stats.toHost = result->timeline.d2hBytes;
+  stats.toDevice = result->timeline.h2dBytes;
+  stats.stallSeconds = result->timeline.stallSeconds;
+  return stats;
+}
+
+FailureOr<RematStats> mlir::lms::rematerializeFunction(
+    FunctionOpInterface func, const GraphOptions &graphOptions,
+    const ::lms::DeviceSpec &spec, uint64_t limit, const RematKnobs &knobs) {
+  FailureOr<FunctionGraph> graph = FunctionGraph::build(func, graphOptions);
+  if (failed(graph))
+    return failure();
+  RematStats stats;
+  uint64_t peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
+  if (peak <= limit)
+    return stats;
+
+  FailureOr<RematGraph> rg = RematGraph::build(*graph, spec);
+  if (failed(rg))
+    return failure();
+  uint64_t lower = ::lms::rematLowerBound(rg->graph);
+  if (limit < lower) {
+    auto [bytes, op] = ::lms::minimumFeasibleBytes(rg->graph);
+    Operation *at = op >= 0 ? graph->getOp(rg->members[op].back())
+                            : func.getOperation();
+    return emitError(at->getLoc())
+           << "no plan fits the budget " << ::lms::formatBytes(limit) << " ("
+           << limit << " bytes): this op needs " << ::lms::formatBytes(bytes)
+           << " (" << bytes
+           << " bytes) with its operands and results; the smallest "
+              "feasible budget is "
+           << ::lms::formatBytes(lower) << " (" << lower << " bytes)";
+  }
+
+  ::lms::RematOptions options;
+  options.timeLimitSeconds = knobs.timeLimitSeconds;
+  options.seed = knobs.seed;
+  options.device = &spec;
+  const std::string &planner = knobs.planner;
+  llvm::Expected<::lms::RematResult> result = [&] {
+    if (planner == "exact")
+      return ::lms::planRematExact(rg->graph, limit, options);
+    if (planner == "dtr")
+      return ::lms::planRematDTR(rg->graph, limit, options);
+    if (planner == "chen-greedy")
+      return ::lms::planChenGreedy(rg->graph, limit, options);
+    if (planner == "chen-sqrt")
+      return ::lms::planChenSqrt(rg->graph, limit, options);
+    return ::lms::planRematHeuristic(rg->graph, limit, options);
+  }();
+  if (!result)
+    return emitError(func.getLoc())
+           << "the " << planner << " planner found no recomputation plan "
+           << "that fits " << ::lms::formatBytes(limit) << " (" << limit
+           << " bytes): " << llvm::toString(result.takeError());
+
+  RecomputeStats rewritten;
+  rewriteWithRecomputes(*graph, *rg, result->plan, &rewritten);
+  if (failed(checkFits(func, graphOptions, limit, result->peakBytes,
+                       "rematerialization")))
+    return failure();
+  stats.recomputes = rewritten.recomputes;
+  stats.opsCloned = rewritten.opsCloned;
+  stats.extraSeconds =
+      result->computeCost - ::lms::scheduleCost(rg->graph, &spec);
+  return stats;
+}

@@ -1,0 +1,48 @@
+// RUN: lms-opt %s --lms-plan="budget=32KiB" | FileCheck %s
+// RUN: lms-opt %s --lms-plan="budget=32KiB stats=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: lms-opt %s --lms-plan="budget=32KiB strategy=swap" | FileCheck %s --check-prefix=SWAP
+// RUN: lms-opt %s --lms-plan="budget=32KiB strategy=swap" --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=FITS
+// RUN: lms-opt %s --lms-plan="budget=32KiB" --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=FITS
+// RUN: not lms-opt %s --lms-plan="budget=32KiB strategy=magic" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not lms-opt %s --lms-plan="budget=20KiB" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOO-SMALL
+
+// COM: The value %a (4 KiB) waits across the 16 KiB %b. Copying it to the
+// COM: host and back costs two copies the short step cannot hide; filling it
+// COM: again costs one cheap op: the combined planner times both rewrites
+// COM: (and the mixes) and keeps the recomputation.
+
+// STATS: lms-plan: @f: budget 32768 bytes, peak 36864 bytes, without LMS {{[0-9.]+}} us
+// STATS-NEXT:   offload 100% of the excess: {{[0-9.]+}} us, 1 tensors offloaded, 0 recomputes
+// STATS-NEXT:   offload   0% of the excess: {{[0-9.]+}} us, 0 tensors offloaded, 1 recomputes  <- chosen
+
+// CHECK-LABEL: func.func @f
+// CHECK-NOT:     lms.swap_out
+// CHECK:         lms.recompute
+// CHECK-NOT:     lms.swap_in
+
+// SWAP-LABEL: func.func @f
+// SWAP:         lms.swap_out
+// SWAP:         lms.swap_in
+// SWAP-NOT:     lms.recompute
+
+// FITS: @f: peak {{.*}} ({{[0-9]+}} bytes)
+// BAD: error: invalid strategy 'magic': expected auto, swap or recompute
+// TOO-SMALL: error: budget 20.0 KiB (20480 bytes) is below the smallest feasible budget
+func.func @f(%x: tensor<4x1024xf32>) -> tensor<1024xf32> {
+  %cst = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1024xf32>
+  %a = linalg.fill ins(%cst : f32) outs(%e0 : tensor<1024xf32>) -> tensor<1024xf32>
+  %e1 = tensor.empty() : tensor<4x1024xf32>
+  %b = linalg.exp ins(%x : tensor<4x1024xf32>) outs(%e1 : tensor<4x1024xf32>) -> tensor<4x1024xf32>
+  %e2 = tensor.empty() : tensor<1024xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1024xf32>) -> tensor<1024xf32>
+  %c = linalg.reduce ins(%b : tensor<4x1024xf32>) outs(%f2 : tensor<1024xf32>) dimensions = [0]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  %e3 = tensor.empty() : tensor<1024xf32>
+  %d = linalg.add ins(%c, %a : tensor<1024xf32>, tensor<1024xf32>) outs(%e3 : tensor<1024xf32>) -> tensor<1024xf32>
+  return %d : tensor<1024xf32>
+}
