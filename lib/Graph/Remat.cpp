@@ -642,7 +642,8 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
       if (engine.run(Engine::Mode::Pressure, budget, &w, nullptr, closure))
         return true;
       if (engine.failedNeeds.empty() ||
-          (round > 8 && elapsed() > options.timeLimitSeconds))
+          (round > (graph.numOps() > 20000 ? 0 : 8) &&
+           elapsed() > options.timeLimitSeconds))
         return false;
       for (TensorIndex t : engine.failedNeeds)
         w[t] *= 4;

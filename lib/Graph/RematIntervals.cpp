@@ -57,12 +57,92 @@ struct Item {
   llvm::SmallVector<TensorIndex, 2> tensors;
 };
 
+/// Stage memory for range queries: range add, range max, first index above
+/// a threshold (a lazy segment tree).
+class MaxTree {
+public:
+  void reset(int size) {
+    n = 1;
+    while (n < std::max(size, 1))
+      n *= 2;
+    mx.assign(2 * n, 0);
+    lazy.assign(2 * n, 0);
+    // Padding never wins a max.
+    for (int i = size; i < n; ++i)
+      mx[n + i] = std::numeric_limits<int64_t>::min() / 4;
+    for (int i = n - 1; i >= 1; --i)
+      mx[i] = std::max(mx[2 * i], mx[2 * i + 1]);
+  }
+  void add(int lo, int hi, int64_t delta) {
+    if (lo <= hi)
+      add(1, 0, n - 1, lo, hi, delta);
+  }
+  int64_t max(int lo, int hi) const {
+    if (lo > hi)
+      return std::numeric_limits<int64_t>::min() / 4;
+    return max(1, 0, n - 1, lo, hi);
+  }
+  /// The first index whose value exceeds `threshold`, or -1.
+  int firstAbove(int64_t threshold) const {
+    if (mx[1] <= threshold)
+      return -1;
+    int node = 1, lo = 0, hi = n - 1;
+    int64_t carried = 0;
+    while (lo != hi) {
+      carried += lazy[node];
+      int mid = (lo + hi) / 2;
+      if (mx[2 * node] + carried > threshold) {
+        node = 2 * node;
+        hi = mid;
+      } else {
+        node = 2 * node + 1;
+        lo = mid + 1;
+      }
+    }
+    return lo;
+  }
+  /// The index of the maximum (the first one), and the maximum.
+  std::pair<int, int64_t> argmax() const {
+    int64_t best = mx[1];
+    return {firstAbove(best - 1), best};
+  }
+
+private:
+  void add(int node, int lo, int hi, int l, int r, int64_t delta) {
+    if (r < lo || hi < l)
+      return;
+    if (l <= lo && hi <= r) {
+      mx[node] += delta;
+      lazy[node] += delta;
+      return;
+    }
+    int mid = (lo + hi) / 2;
+    add(2 * node, lo, mid, l, r, delta);
+    add(2 * node + 1, mid + 1, hi, l, r, delta);
+    mx[node] = std::max(mx[2 * node], mx[2 * node + 1]) + lazy[node];
+  }
+  int64_t max(int node, int lo, int hi, int l, int r) const {
+    if (r < lo || hi < l)
+      return std::numeric_limits<int64_t>::min() / 4;
+    if (l <= lo && hi <= r)
+      return mx[node];
+    int mid = (lo + hi) / 2;
+    return std::max(max(2 * node, lo, mid, l, r),
+                    max(2 * node + 1, mid + 1, hi, l, r)) +
+           lazy[node];
+  }
+  int n = 1;
+  std::vector<int64_t> mx, lazy;
+};
+
 /// The mutable part of a plan, copied for the search's snapshots.
 struct State {
   std::vector<std::vector<Interval>> iv;
   std::vector<std::vector<int>> uses; // sorted multiset of stages
   std::vector<std::vector<int>> at;   // items computed at each stage
   std::vector<int64_t> cov, extra;
+  /// cov + extra per stage.
+  MaxTree memory;
   double cost = 0;
 };
 
@@ -137,6 +217,7 @@ public:
     s.at.assign(numStages, {});
     s.cov.assign(numStages, 0);
     s.extra.assign(numStages, 0);
+    s.memory.reset(numStages);
     s.cost = 0;
     for (OpIndex i = 0; i < numStages; ++i)
       for (int p : items[opItem[i]].inputs)
@@ -166,6 +247,8 @@ public:
     for (size_t p = 0; p < n; ++p)
       if (items[p].pos < 0 && !s.iv[p].empty())
         entryBytes += items[p].mem;
+    indexed = numStages > kBatchAbove;
+    reindex();
   }
 
   /// Splits intervals until every stage fits. `noise` randomizes the scores.
@@ -180,29 +263,35 @@ public:
       }
       refresh();
       int worst = -1;
-      int64_t over = 0;
-      for (int st = 0; st < numStages; ++st) {
-        int64_t m = s.cov[st] + s.extra[st] - budget;
-        if (order == Order::Worst ? m > over : m > 0) {
-          over = m;
-          worst = st;
-          if (order == Order::First)
-            break;
-        }
+      if (order == Order::First) {
+        worst = s.memory.firstAbove(budget);
+      } else {
+        auto [at, top] = s.memory.argmax();
+        worst = top > budget ? at : -1;
       }
       if (worst < 0)
         return true;
       int bestItem = -1, bestA = 0, bestR = 0;
       int skippedForLoss = 0, usedThere = 0, carried = 0;
+      // Candidates by score (excess = score), for batching on large graphs.
+      std::vector<Fallback> ranked;
+      bool batch = numStages > kBatchAbove;
       std::vector<Fallback> fallback;
       double bestScore = std::numeric_limits<double>::infinity();
-      for (size_t p = 0; p < items.size(); ++p) {
+      // The tensors carried across the stage; on large graphs a random
+      // sample of them is scored.
+      std::vector<int> &carriedItems = carriedScratch;
+      carriedAt(worst, carriedItems, batch ? kSample : 0);
+      if (batch && carriedItems.size() > kSample) {
+        std::mt19937_64 &sampler = rng ? *rng : sampleRng;
+        for (size_t i = 0; i < kSample; ++i)
+          std::swap(carriedItems[i],
+                    carriedItems[i + sampler() % (carriedItems.size() - i)]);
+        carriedItems.resize(kSample);
+      }
+      for (int p : carriedItems) {
         const Item &item = items[p];
-        if (!item.splittable)
-          continue;
-        int k = covering(static_cast<int>(p), worst);
-        if (k < 0 || s.iv[p][k].start >= worst)
-          continue;
+        int k = covering(p, worst);
         const Interval &in = s.iv[p][k];
         const std::vector<int> &u = s.uses[p];
         // The uses around `worst` inside the interval.
@@ -219,8 +308,12 @@ public:
         if (prev != u.begin() && *std::prev(prev) >= in.start)
           a = *std::prev(prev);
         int b = *next;
+        // The overflow removed, counted over a window around the stage
+        // (gaps can span the whole graph).
         double benefit = 0;
-        for (int st = a + 1; st < b; ++st) {
+        for (int st = std::max(a + 1, worst - kWindow),
+                 last = std::min(b, worst + kWindow + 1);
+             st < last; ++st) {
           int64_t m = s.cov[st] + s.extra[st] - budget;
           if (m > 0)
             benefit += static_cast<double>(
@@ -231,7 +324,7 @@ public:
         // Recompute at the next use, or earlier where the stages before it
         // have room (away from a crowded stage).
         int early = b;
-        while (early - 1 > worst &&
+        while (early - 1 > worst && b - early < kWindow &&
                s.cov[early - 1] + s.extra[early - 1] +
                        static_cast<int64_t>(item.mem) <=
                    budget)
@@ -245,7 +338,7 @@ public:
           if ((ri == 1 && r == b) || (ri == 2 && (r == b || r == early)))
             continue; // evaluated already
           double lost = 0;
-          for (int st = r; st < b; ++st) {
+          for (int st = r; st < b && st < r + kWindow; ++st) {
             int64_t m = s.cov[st] + s.extra[st] - budget;
             if (m > 0)
               lost += static_cast<double>(
@@ -282,6 +375,8 @@ public:
           double score = (cost + 1e-9) / (benefit - lost);
           if (rng && noise > 0)
             score *= std::exp(noise * gauss(*rng));
+          if (batch)
+            ranked.push_back({score, static_cast<int>(p), a, r});
           if (score < bestScore) {
             bestScore = score;
             bestItem = static_cast<int>(p);
@@ -334,10 +429,55 @@ public:
         return false;
       }
       split(bestItem, bestA, bestR);
+      if (!batch)
+        continue;
+      // Large graphs: the next best candidates of this scan go ahead too,
+      // while the stage is still over (each checked against the plan as it
+      // is now), instead of one scan of every tensor per split.
+      std::sort(ranked.begin(), ranked.end(),
+                [](const Fallback &x, const Fallback &y) {
+                  return x.excess < y.excess;
+                });
+      int applied = 0;
+      for (const Fallback &c : ranked) {
+        if (applied >= 63)
+          break;
+        refresh();
+        if (s.memory.max(worst, worst) <= budget)
+          break;
+        if (c.item == bestItem)
+          continue;
+        int k = covering(c.item, worst);
+        if (k < 0 || s.iv[c.item][k].start >= worst)
+          continue;
+        const std::vector<int> &u = s.uses[c.item];
+        auto next = std::upper_bound(u.begin(), u.end(), worst);
+        auto prev = std::lower_bound(u.begin(), u.end(), worst);
+        if (next == u.end() || *next > s.iv[c.item][k].end ||
+            (prev != u.end() && *prev == worst))
+          continue;
+        int a = s.iv[c.item][k].start;
+        if (prev != u.begin() && *std::prev(prev) >= a)
+          a = *std::prev(prev);
+        if (a != c.a || c.r > *next || isTabu(c.item, c.r))
+          continue;
+        split(c.item, c.a, c.r);
+        ++applied;
+      }
     }
     failure = "the interval search did not converge at this budget";
     return false;
   }
+
+  /// Graphs with more stages than this apply several splits per scan.
+  static constexpr int kBatchAbove = 4000;
+
+  /// How many stages around the worst one the scores look at.
+  static constexpr int kWindow = 64;
+  /// How many carried tensors a scan scores on large graphs.
+  static constexpr size_t kSample = 384;
+  std::vector<int> carriedScratch;
+  std::mt19937_64 sampleRng{7};
 
   /// Which overflowing stage the repair fixes first.
   enum class Order { Worst, First };
@@ -372,6 +512,7 @@ public:
       split(fallback[i].item, fallback[i].a, fallback[i].r);
       int64_t overflow = totalOverflow();
       s = saved;
+      reindex();
       markAllDirty();
       if (overflow < best) {
         best = overflow;
@@ -397,6 +538,17 @@ public:
     insertInterval(p, b, end);
     // A recomputation used only after the gap is now useless.
     trim(p, k);
+  }
+
+  /// Rebuilds the index of intervals by stage bucket (after a snapshot is
+  /// restored; large graphs only).
+  void reindex() {
+    if (!indexed)
+      return;
+    buckets.assign(numStages / kBucket + 1, {});
+    for (size_t p = 0; p < items.size(); ++p)
+      for (const Interval &in : s.iv[p])
+        indexInterval(static_cast<int>(p), in.start, in.end);
   }
 
   void markAllDirty() {
@@ -457,6 +609,7 @@ private:
     hi = std::min(hi, numStages - 1);
     for (int st = lo; st <= hi; ++st)
       s.cov[st] += delta;
+    s.memory.add(lo, hi, delta);
   }
 
   void markDirty(int st) {
@@ -468,7 +621,9 @@ private:
 
   void refresh() {
     for (int st : dirtyList) {
-      s.extra[st] = simulateStage(st, nullptr);
+      int64_t extra = simulateStage(st, nullptr);
+      s.memory.add(st, st, extra - s.extra[st]);
+      s.extra[st] = extra;
       dirty[st] = 0;
     }
     dirtyList.clear();
@@ -540,10 +695,13 @@ private:
   void setEnd(int p, int k, int end) {
     Interval &in = s.iv[p][k];
     int64_t mem = static_cast<int64_t>(items[p].mem);
-    if (end > in.end)
+    if (end > in.end) {
       addCov(in.end + 1, end, mem);
-    else
+      indexInterval(p, in.end + 1, end);
+    }
+    else {
       addCov(end + 1, in.end, -mem);
+    }
     markDirty(in.end);
     markDirty(end);
     in.end = end;
@@ -590,6 +748,7 @@ private:
         v.begin(), v.end(), start,
         [](int x, const Interval &in) { return x < in.start; });
     v.insert(it, Interval{start, end});
+    indexInterval(p, start, end);
     s.at[start].push_back(p);
     s.cost += items[p].cost;
     addCov(start + 1, end, static_cast<int64_t>(items[p].mem));
@@ -617,10 +776,7 @@ private:
   /// Whether stages (from, to) have room for `mem` more bytes.
   bool room(int from, int to, uint64_t mem) {
     refresh();
-    for (int st = std::max(from + 1, 0); st < to; ++st)
-      if (s.cov[st] + s.extra[st] + static_cast<int64_t>(mem) > budget)
-        return false;
-    return true;
+    return roomFast(from, to, mem);
   }
 
   /// Makes q resident at stage `st`: extend its interval before `st` where
@@ -660,10 +816,89 @@ private:
   }
 
   bool roomFast(int from, int to, uint64_t mem) const {
-    for (int st = std::max(from + 1, 0); st < to; ++st)
-      if (s.cov[st] + s.extra[st] + static_cast<int64_t>(mem) > budget)
-        return false;
-    return true;
+    return s.memory.max(std::max(from + 1, 0), to - 1) +
+               static_cast<int64_t>(mem) <=
+           budget;
+  }
+
+  /// Large graphs: for each bucket of kBucket stages, the items with an
+  /// interval that overlaps it (a superset: shrunk intervals leave stale
+  /// entries, checked on use and compacted).
+  static constexpr int kBucket = 256;
+  bool indexed = false;
+  std::vector<std::vector<int>> buckets;
+
+  void indexInterval(int p, int lo, int hi) {
+    if (!indexed)
+      return;
+    lo = std::max(lo, 0);
+    for (int b = lo / kBucket; b <= hi / kBucket && b < (int)buckets.size();
+         ++b)
+      buckets[b].push_back(p);
+  }
+
+  bool overlaps(int p, int lo, int hi) const {
+    for (const Interval &in : s.iv[p])
+      if (in.start <= hi && in.end >= lo)
+        return true;
+    return false;
+  }
+
+  /// The splittable items carried across `st` (start < st <= end).
+  void carriedAt(int st, std::vector<int> &out, size_t sampleLimit = 0) {
+    out.clear();
+    if (!indexed) {
+      for (size_t p = 0; p < items.size(); ++p) {
+        if (!items[p].splittable)
+          continue;
+        int k = covering(static_cast<int>(p), st);
+        if (k >= 0 && s.iv[p][k].start < st)
+          out.push_back(static_cast<int>(p));
+      }
+      return;
+    }
+    std::vector<int> &bucket = buckets[st / kBucket];
+    ++epoch;
+    if (sampleLimit && bucket.size() > 4 * sampleLimit) {
+      // A random sample straight from the bucket.
+      for (size_t attempt = 0;
+           attempt < 8 * sampleLimit && out.size() < sampleLimit; ++attempt) {
+        int p = bucket[sampleRng() % bucket.size()];
+        if (stamp[p] == epoch)
+          continue;
+        stamp[p] = epoch;
+        if (!items[p].splittable)
+          continue;
+        int k = covering(p, st);
+        if (k >= 0 && s.iv[p][k].start < st)
+          out.push_back(p);
+      }
+      return;
+    }
+    size_t valid = 0;
+    int lo = (st / kBucket) * kBucket, hi = lo + kBucket - 1;
+    for (int p : bucket) {
+      if (stamp[p] == epoch)
+        continue;
+      stamp[p] = epoch;
+      if (overlaps(p, lo, hi))
+        ++valid;
+      if (!items[p].splittable)
+        continue;
+      int k = covering(p, st);
+      if (k >= 0 && s.iv[p][k].start < st)
+        out.push_back(p);
+    }
+    if (bucket.size() > 2 * valid + 64) {
+      std::vector<int> kept;
+      ++epoch;
+      for (int p : bucket)
+        if (stamp[p] != epoch && overlaps(p, lo, hi)) {
+          stamp[p] = epoch;
+          kept.push_back(p);
+        }
+      bucket = std::move(kept);
+    }
   }
 
   std::vector<uint8_t> dirty;
@@ -705,6 +940,9 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
   std::optional<State> seedState;
   using Order = IntervalPlanner::Order;
   for (Order order : {Order::Worst, Order::First}) {
+    // Large graphs: one greedy pass (the first-stage order) is enough.
+    if (order == Order::Worst && graph.numOps() > 20000)
+      continue;
     planner.order = order;
     planner.reset();
     if (planner.repair(nullptr, 0, maxSplits, never) &&
@@ -726,6 +964,7 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    planner.failure);
   planner.s = *seedState;
+  planner.reindex();
   planner.markAllDirty();
   State best = planner.s;
   double bestCost = planner.s.cost;
@@ -790,13 +1029,16 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
       }
     } else {
       planner.s = std::move(saved);
+      planner.reindex();
     }
     if (iteration % 500 == 0) {
       planner.s = best;
+      planner.reindex();
       currentCost = bestCost;
     }
   }
   planner.s = best;
+  planner.reindex();
   if (getenv("LMS_DEBUG_INTERVALS")) {
     planner.peak();
     Plan plan = planner.emit();

@@ -97,7 +97,7 @@ llvm::Expected<RematResult> planRematExact(const Graph &graph, uint64_t budget,
                                            const RematOptions &options);
 
 /// Graphs larger than this use the DTR simulation for the heuristic.
-constexpr size_t kIntervalSearchMaxOps = 20000;
+constexpr size_t kIntervalSearchMaxOps = 1000000;
 
 /// Graphs larger than this get the heuristic's plan from planRematExact
 /// (the MILP has O(n^2) variables and O(n^3) nonzeros).
