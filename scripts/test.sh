@@ -5,6 +5,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 "$root/scripts/deps.sh"
-"$root/scripts/build.sh" lms-opt lms-plan lms_runtime LMSUnitTests
+"$root/scripts/build.sh" lms-test-depends
 "$root/scripts/check-docs.sh"
 /usr/lib/llvm-22/bin/lit -sv "$root/build/test"

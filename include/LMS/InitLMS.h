@@ -1,36 +1,38 @@
-//===- InitLMS.h - Register the LMS dialect and passes ----------*- C++ -*-===//
+//===- InitLMS.h - Register the LMS dialect, passes and pipelines -*- C++ -*-//
 //
-// The entry points a host compiler calls to make LMS available.
+// The entry points a host compiler calls to make LMS available:
+//
+//   mlir::DialectRegistry registry;
+//   mlir::lms::registerLMSDialect(registry);   // dialect + interface models
+//   mlir::lms::registerLMSPasses();            // --lms-* passes
+//   mlir::lms::registerLMSPipelines();         // lms-pipeline, lms-*-pipeline
+//
+// and, to build the flow in C++ without textual pipelines,
+// mlir::lms::buildLMSPipeline() from LMS/Pipelines/Pipelines.h.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef LMS_INITLMS_H
 #define LMS_INITLMS_H
 
-#include "LMS/Conversion/Passes.h"
-#include "LMS/Dialect/LMS/IR/LMSBufferization.h"
-#include "LMS/Dialect/LMS/IR/LMSDialect.h"
 #include "LMS/Pipelines/Pipelines.h"
-#include "LMS/Transforms/Passes.h"
-
-#include "mlir/IR/DialectRegistry.h"
+#include "LMS/Transforms/GlobalOptions.h"
 
 namespace mlir {
+class DialectRegistry;
 namespace lms {
 
 /// Adds the `lms` dialect and its interface models (bufferization) to
 /// `registry`.
-inline void registerLMSDialect(DialectRegistry &registry) {
-  registry.insert<LMSDialect>();
-  registerBufferizableOpInterfaceExternalModels(registry);
-}
+void registerLMSDialect(DialectRegistry &registry);
 
 /// Registers every LMS pass (transformations and conversions) with the
-/// global pass registry, for textual pipelines and tools.
-inline void registerAllLMSPasses() {
-  registerLMSPasses();
-  registerLMSConversionPasses();
-}
+/// global pass registry, for textual pipelines and command lines.
+void registerLMSPasses();
+
+/// Everything a standalone tool needs: the dialect into `registry`, the
+/// passes, the pipelines, and the `--lms-budget` command-line option.
+void registerAllLMS(DialectRegistry &registry);
 
 } // namespace lms
 } // namespace mlir

@@ -17,15 +17,9 @@
 using namespace mlir;
 using namespace mlir::lms;
 
-/// Planning (optional) and everything up to the GPU-dialect copies.
-static void buildCommonPrefix(OpPassManager &pm, const std::string &budget,
-                              const std::string &device, bool computeOnGPU) {
-  if (!budget.empty()) {
-    LMSInsertSwapsOptions swaps;
-    swaps.budget = budget;
-    swaps.device = device;
-    pm.addPass(createLMSInsertSwaps(swaps));
-  }
+/// Recompute inlining, bufferization and deallocation, and the lms ops and
+/// device buffers to async GPU-dialect copies.
+static void addBufferizationAndCopies(OpPassManager &pm, bool computeOnGPU) {
   pm.addPass(createLMSInlineRecomputes());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -38,10 +32,9 @@ static void buildCommonPrefix(OpPassManager &pm, const std::string &budget,
   pm.addPass(createConvertLMSToGPU(toGPU));
 }
 
-void mlir::lms::buildLMSHostPipeline(OpPassManager &pm,
-                                     const LMSHostPipelineOptions &options) {
-  buildCommonPrefix(pm, options.budget, options.device,
-                    /*computeOnGPU=*/false);
+/// Compute on the CPU: everything to the LLVM dialect.
+static void addHostLowering(OpPassManager &pm) {
+  addBufferizationAndCopies(pm, /*computeOnGPU=*/false);
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -56,23 +49,100 @@ void mlir::lms::buildLMSHostPipeline(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-void mlir::lms::buildLMSGPUPipeline(OpPassManager &pm,
-                                    const LMSGPUPipelineOptions &options) {
-  buildCommonPrefix(pm, options.budget, options.device,
-                    /*computeOnGPU=*/true);
+/// Compute in GPU kernels: parallel loops to kernels, then upstream's NVVM
+/// pipeline.
+static void addGPULowering(OpPassManager &pm, const std::string &chip,
+                           const std::string &features,
+                           const std::string &format) {
+  addBufferizationAndCopies(pm, /*computeOnGPU=*/true);
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createGpuMapParallelLoopsPass());
   pm.addPass(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createLowerAffinePass());
   gpu::GPUToNVVMPipelineOptions nvvm;
-  nvvm.cubinChip = options.chip;
-  nvvm.cubinFeatures = options.features;
-  nvvm.cubinFormat = options.format;
+  nvvm.cubinChip = chip;
+  nvvm.cubinFeatures = features;
+  nvvm.cubinFormat = format;
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
 }
 
+void mlir::lms::buildLMSPipeline(OpPassManager &pm,
+                                 const LMSPipelineOptions &options) {
+  switch (options.strategy) {
+  case LMSStrategy::Plan: {
+    LMSPlanOptions plan;
+    plan.budget = options.budget;
+    plan.device = options.device;
+    pm.addPass(createLMSPlan(plan));
+    break;
+  }
+  case LMSStrategy::Swap: {
+    LMSInsertSwapsOptions swaps;
+    swaps.budget = options.budget;
+    swaps.device = options.device;
+    pm.addPass(createLMSInsertSwaps(swaps));
+    break;
+  }
+  case LMSStrategy::Remat: {
+    LMSRematerializeOptions remat;
+    remat.budget = options.budget;
+    remat.device = options.device;
+    pm.addPass(createLMSRematerialize(remat));
+    break;
+  }
+  case LMSStrategy::None:
+    break;
+  }
+  if (!options.report.empty()) {
+    LMSReportMemoryOptions report;
+    report.format = "json";
+    report.file = options.report;
+    report.device = options.device;
+    report.budget = options.budget;
+    pm.addPass(createLMSReportMemory(report));
+  }
+  switch (options.lower) {
+  case LMSLowering::None:
+    break;
+  case LMSLowering::Host:
+    addHostLowering(pm);
+    break;
+  case LMSLowering::GPU:
+    addGPULowering(pm, options.chip, options.features, "isa");
+    break;
+  }
+}
+
+void mlir::lms::buildLMSHostPipeline(OpPassManager &pm,
+                                     const LMSHostPipelineOptions &options) {
+  if (!options.budget.empty()) {
+    LMSInsertSwapsOptions swaps;
+    swaps.budget = options.budget;
+    swaps.device = options.device;
+    pm.addPass(createLMSInsertSwaps(swaps));
+  }
+  addHostLowering(pm);
+}
+
+void mlir::lms::buildLMSGPUPipeline(OpPassManager &pm,
+                                    const LMSGPUPipelineOptions &options) {
+  if (!options.budget.empty()) {
+    LMSInsertSwapsOptions swaps;
+    swaps.budget = options.budget;
+    swaps.device = options.device;
+    pm.addPass(createLMSInsertSwaps(swaps));
+  }
+  addGPULowering(pm, options.chip, options.features, options.format);
+}
+
 void mlir::lms::registerLMSPipelines() {
+  PassPipelineRegistration<LMSPipelineOptions>(
+      "lms-pipeline",
+      "The LMS flow in one pipeline: planning and rewrite (strategy=plan|"
+      "swap|remat|none) for the budget, an optional memory report, and an "
+      "optional lowering (lower=none|host|gpu)",
+      buildLMSPipeline);
   PassPipelineRegistration<LMSHostPipelineOptions>(
       "lms-host-pipeline",
       "From tensors to LLVM with compute on the CPU and device memory through "

@@ -6,7 +6,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "LMS/InitLMS.h"
-#include "LMS/Transforms/GlobalOptions.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -17,16 +16,12 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
-  mlir::lms::registerAllLMSPasses();
-  mlir::lms::registerLMSGlobalOptions();
-  mlir::lms::registerLMSPipelines();
-
   mlir::DialectRegistry registry;
+  mlir::lms::registerAllLMS(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   // Serializing GPU kernels (lms-gpu-pipeline) translates them to LLVM IR.
   mlir::registerAllToLLVMIRTranslations(registry);
-  mlir::lms::registerLMSDialect(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "LMS (large model support) optimizer driver\n", registry));

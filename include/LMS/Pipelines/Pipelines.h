@@ -19,6 +19,7 @@
 
 #include "mlir/Pass/PassOptions.h"
 
+
 #include <string>
 
 namespace mlir {
@@ -59,12 +60,79 @@ struct LMSGPUPipelineOptions
       llvm::cl::init("isa")};
 };
 
+/// How buildLMSPipeline() fits the budget.
+enum class LMSStrategy { Plan, Swap, Remat, None };
+/// What buildLMSPipeline() does after the rewrite.
+enum class LMSLowering { None, Host, GPU };
+
+/// Options of `lms-pipeline` / buildLMSPipeline(): the whole LMS flow a host
+/// compiler adds in one call — memory analysis, planning, the rewrite, and
+/// (optionally) the lowering to LLVM.
+struct LMSPipelineOptions : public PassPipelineOptions<LMSPipelineOptions> {
+  PassOptions::Option<std::string> budget{
+      *this, "budget",
+      llvm::cl::desc("Device-memory budget (bytes with a unit, or a "
+                     "percentage of each function's peak); empty: a "
+                     "function's lms.budget, then --lms-budget, then the "
+                     "device's capacity"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> device{
+      *this, "device",
+      llvm::cl::desc("Device preset (v100-16g, a100-40g, h200, ...); empty: "
+                     "the module's DLTI spec, else the default device"),
+      llvm::cl::init("")};
+  PassOptions::Option<LMSStrategy> strategy{
+      *this, "strategy", llvm::cl::desc("How to fit the budget"),
+      llvm::cl::init(LMSStrategy::Plan),
+      llvm::cl::values(
+          clEnumValN(LMSStrategy::Plan, "plan",
+                     "the combined planner (--lms-plan): offload, recompute "
+                     "or a mix, whichever the simulator times fastest"),
+          clEnumValN(LMSStrategy::Swap, "swap",
+                     "offload to host memory (--lms-insert-swaps)"),
+          clEnumValN(LMSStrategy::Remat, "remat",
+                     "recompute (--lms-rematerialize)"),
+          clEnumValN(LMSStrategy::None, "none", "no rewrite"))};
+  PassOptions::Option<LMSLowering> lower{
+      *this, "lower", llvm::cl::desc("What follows the rewrite"),
+      llvm::cl::init(LMSLowering::None),
+      llvm::cl::values(
+          clEnumValN(LMSLowering::None, "none",
+                     "stay on tensors with lms ops"),
+          clEnumValN(LMSLowering::Host, "host",
+                     "lms-host-pipeline's lowering (compute on the CPU)"),
+          clEnumValN(LMSLowering::GPU, "gpu",
+                     "lms-gpu-pipeline's lowering (compute in NVVM "
+                     "kernels)"))};
+  PassOptions::Option<std::string> report{
+      *this, "report",
+      llvm::cl::desc("Write the memory report (JSON) of the rewritten "
+                     "program to this file (- for stdout); empty: none"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU architecture (lower=gpu)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX features (lower=gpu)"),
+      llvm::cl::init("+ptx80")};
+};
+
+/// Adds the LMS flow to `pm` (a pass manager on builtin.module): planning
+/// and rewrite with `options.strategy`, the optional memory report, and the
+/// optional lowering:
+///
+///   LMSPipelineOptions options;
+///   options.budget = "12GiB";
+///   options.lower = LMSLowering::Host;
+///   buildLMSPipeline(pm, options);
+void buildLMSPipeline(OpPassManager &pm, const LMSPipelineOptions &options);
+
 void buildLMSHostPipeline(OpPassManager &pm,
                           const LMSHostPipelineOptions &options);
 void buildLMSGPUPipeline(OpPassManager &pm,
                          const LMSGPUPipelineOptions &options);
 
-/// Registers lms-host-pipeline and lms-gpu-pipeline.
+/// Registers lms-pipeline, lms-host-pipeline and lms-gpu-pipeline.
 void registerLMSPipelines();
 
 } // namespace lms
