@@ -8,3 +8,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh" lms-test-depends
 "$root/scripts/check-docs.sh"
 /usr/lib/llvm-22/bin/lit -sv "$root/build/test"
+# As an embedder: install, build examples/embed against the package, run it
+# and the plugins.
+"$root/scripts/test-install.sh"

@@ -1,0 +1,176 @@
+//===- PipelineTest.cpp - A host builds its pass manager with LMS ---------===//
+//
+// What a host compiler does: register the dialect, build a PassManager with
+// buildLMSPipeline(), run it on the bundled MLP training step, and check the
+// result by the memory analysis (fits the budget), by what ops it holds, and
+// by the pipeline's textual form.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LMS/Analysis/FunctionGraph.h"
+#include "LMS/Analysis/MemoryAnalysis.h"
+#include "LMS/Dialect/LMS/IR/LMSOps.h"
+#include "LMS/InitLMS.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir;
+
+namespace {
+
+constexpr uint64_t kPeak = 79822848;   // the MLP's peak without LMS
+constexpr uint64_t kBudget = 50331648; // 48 MiB
+
+class PipelineTest : public ::testing::Test {
+protected:
+  PipelineTest() {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    registerAllExtensions(registry);
+    mlir::lms::registerLMSDialect(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  OwningOpRef<ModuleOp> parseMLP() {
+    return parseSourceFile<ModuleOp>(LMS_SOURCE_DIR "/examples/mlp_train.mlir",
+                                     &context);
+  }
+
+  uint64_t peakOf(ModuleOp module) {
+    auto func = module.lookupSymbol<func::FuncOp>("mlp_step");
+    EXPECT_TRUE(func);
+    FailureOr<mlir::lms::FunctionGraph> graph =
+        mlir::lms::FunctionGraph::build(func);
+    EXPECT_TRUE(succeeded(graph));
+    return mlir::lms::MemoryPeakAnalysis(*graph).getPeakBytes();
+  }
+
+  template <typename OpT> int count(ModuleOp module) {
+    int n = 0;
+    module.walk([&](OpT) { ++n; });
+    return n;
+  }
+
+  LogicalResult run(ModuleOp module,
+                    const mlir::lms::LMSPipelineOptions &options) {
+    PassManager pm(&context);
+    mlir::lms::buildLMSPipeline(pm, options);
+    return pm.run(module);
+  }
+
+  MLIRContext context;
+};
+
+TEST_F(PipelineTest, EachStrategyFitsTheBudget) {
+  struct Case {
+    mlir::lms::LMSStrategy strategy;
+    bool swaps, recomputes;
+  };
+  for (Case c : {Case{mlir::lms::LMSStrategy::Swap, true, false},
+                 Case{mlir::lms::LMSStrategy::Remat, false, true},
+                 Case{mlir::lms::LMSStrategy::Plan, false, false}}) {
+    OwningOpRef<ModuleOp> module = parseMLP();
+    ASSERT_TRUE(module);
+    ASSERT_EQ(peakOf(*module), kPeak);
+    mlir::lms::LMSPipelineOptions options;
+    options.budget = "48MiB";
+    options.strategy = c.strategy;
+    ASSERT_TRUE(succeeded(run(*module, options)));
+    EXPECT_LE(peakOf(*module), kBudget);
+    if (c.swaps)
+      EXPECT_GT(count<mlir::lms::SwapOutOp>(*module), 0);
+    if (c.recomputes)
+      EXPECT_GT(count<mlir::lms::RecomputeOp>(*module), 0);
+    // Whatever it chose, the plan rewrote the program.
+    EXPECT_GT(count<mlir::lms::SwapOutOp>(*module) +
+                  count<mlir::lms::RecomputeOp>(*module),
+              0);
+  }
+}
+
+TEST_F(PipelineTest, StrategyNoneLeavesTheProgram) {
+  OwningOpRef<ModuleOp> module = parseMLP();
+  ASSERT_TRUE(module);
+  mlir::lms::LMSPipelineOptions options;
+  options.budget = "48MiB";
+  options.strategy = mlir::lms::LMSStrategy::None;
+  ASSERT_TRUE(succeeded(run(*module, options)));
+  EXPECT_EQ(peakOf(*module), kPeak);
+  EXPECT_EQ(count<mlir::lms::SwapOutOp>(*module), 0);
+}
+
+TEST_F(PipelineTest, LowersToLLVMWithNothingLeft) {
+  OwningOpRef<ModuleOp> module = parseMLP();
+  ASSERT_TRUE(module);
+  mlir::lms::LMSPipelineOptions options;
+  options.budget = "48MiB";
+  options.strategy = mlir::lms::LMSStrategy::Swap;
+  options.lower = mlir::lms::LMSLowering::Host;
+  ASSERT_TRUE(succeeded(run(*module, options)));
+  int leftover = 0, llvmFuncs = 0;
+  module->walk([&](Operation *op) {
+    StringRef ns = op->getName().getDialectNamespace();
+    leftover += ns == "lms" || ns == "gpu" || ns == "linalg" || ns == "tensor";
+    llvmFuncs += op->getName().getStringRef() == "llvm.func";
+  });
+  EXPECT_EQ(leftover, 0);
+  EXPECT_GT(llvmFuncs, 0);
+}
+
+TEST_F(PipelineTest, ImpossibleBudgetFails) {
+  OwningOpRef<ModuleOp> module = parseMLP();
+  ASSERT_TRUE(module);
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    diagnostics += diag.str();
+    return success();
+  });
+  mlir::lms::LMSPipelineOptions options;
+  options.budget = "1KiB";
+  EXPECT_TRUE(failed(run(*module, options)));
+  EXPECT_NE(diagnostics.find("below the smallest feasible budget"),
+            std::string::npos)
+      << diagnostics;
+}
+
+TEST_F(PipelineTest, TextualFormAndRegistration) {
+  mlir::lms::LMSPipelineOptions options;
+  options.budget = "12GiB";
+  options.strategy = mlir::lms::LMSStrategy::Remat;
+  OpPassManager pm("builtin.module");
+  mlir::lms::buildLMSPipeline(pm, options);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  pm.printAsTextualPipeline(os);
+  EXPECT_NE(text.find("lms-rematerialize"), std::string::npos) << text;
+  EXPECT_NE(text.find("budget=12GiB"), std::string::npos) << text;
+
+  // After registration, the passes and the pipeline parse by name; bad
+  // option values are rejected.
+  mlir::lms::registerLMSPasses();
+  mlir::lms::registerLMSPipelines();
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  EXPECT_TRUE(succeeded(parsePassPipeline(
+      "builtin.module(lms-insert-swaps{budget=1MiB},"
+      "lms-pipeline{strategy=swap lower=host})",
+      errorStream)))
+      << errors;
+  mlir::lms::LMSPipelineOptions bad;
+  EXPECT_TRUE(failed(bad.parseFromString("strategy=bogus", errorStream)));
+}
+
+} // namespace
