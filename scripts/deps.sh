@@ -8,13 +8,20 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev libgmock-dev
   coinor-libcbc-dev pkg-config
+  python3-torch python3-torchvision
 )
-# Extra groups: LMS_DEPS_EXTRA="torch" adds the PyTorch importer's packages.
-for extra in ${LMS_DEPS_EXTRA:-}; do
-  case "$extra" in
-    torch) packages+=(python3-torch python3-torchvision) ;;
-    *) echo "deps.sh: unknown extra group '$extra'" >&2; exit 2 ;;
+# LMS_DEPS_SKIP="torch" leaves out the PyTorch importer's packages (its tests
+# then report UNSUPPORTED).
+for skip in ${LMS_DEPS_SKIP:-}; do
+  case "$skip" in
+    torch) drop=" python3-torch python3-torchvision " ;;
+    *) echo "deps.sh: unknown group '$skip'" >&2; exit 2 ;;
   esac
+  kept=()
+  for p in "${packages[@]}"; do
+    [[ "$drop" == *" $p "* ]] || kept+=("$p")
+  done
+  packages=("${kept[@]}")
 done
 
 missing=()

@@ -81,3 +81,21 @@ shared_graphs = os.path.join(os.path.dirname(config.lms_src_root), "shared",
 if os.path.isdir(shared_graphs):
     config.available_features.add("moccasin-graphs")
     config.substitutions.append(("%moccasin_graphs", shared_graphs))
+
+# The PyTorch importer (tools/torch-export) runs with Debian's python3, which
+# has python3-torch and python3-torchvision (scripts/deps.sh installs them).
+import subprocess
+torch_python = "/usr/bin/python3"
+try:
+    subprocess.run([torch_python, "-c", "import torch, torchvision"],
+                   check=True, capture_output=True, timeout=120)
+    config.available_features.add("torch")
+    config.substitutions.append(("%torch_python", torch_python))
+    config.substitutions.append(
+        ("%torch_export", torch_python + " " + os.path.join(
+            config.lms_src_root, "tools", "torch-export", "export.py")))
+    config.substitutions.append(
+        ("%torch_compare", torch_python + " " + os.path.join(
+            config.lms_src_root, "tools", "torch-export", "compare.py")))
+except (OSError, subprocess.SubprocessError):
+    pass

@@ -335,7 +335,9 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
     for (Value operand : op.getOperands())
       if (isBufferType(operand.getType()))
         opUses.push_back(operand);
-    if (op.getNumRegions() > 0 && !isa<linalg::LinalgOp>(op))
+    // Linalg payloads capture tensors too (a gather reads a table with
+    // tensor.extract): they are uses of the op like its operands.
+    if (op.getNumRegions() > 0)
       op.walk([&](Operation *nested) {
         if (nested == &op)
           return;

@@ -97,3 +97,26 @@ func.func @region(%c: i1, %b: memref<4xf32>) -> memref<4xf32> {
   }
   return %r : memref<4xf32>
 }
+
+// -----
+
+// COM: Regression: a buffer a linalg payload captures (a gather through
+// COM: memref.load, as an exported embedding lookup does) is used by that op;
+// COM: it was freed before the op, and the op then read poisoned memory.
+// CHECK-LABEL: func.func @captured_by_linalg
+// CHECK-SAME: (%[[TABLE:.*]]: memref<32x16xf32>, %[[IDS:.*]]: memref<8xi64>)
+// CHECK: linalg.generic
+// CHECK: memref.load %[[TABLE]]
+// CHECK: memref.dealloc %[[IDS]]
+// CHECK-NEXT: memref.dealloc %[[TABLE]]
+func.func @captured_by_linalg(%table: memref<32x16xf32>, %ids: memref<8xi64>) -> memref<8x16xf32> {
+  %out = memref.alloc() : memref<8x16xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : memref<8xi64>) outs(%out : memref<8x16xf32>) {
+  ^bb0(%id: i64, %o: f32):
+    %row = arith.index_cast %id : i64 to index
+    %col = linalg.index 1 : index
+    %v = memref.load %table[%row, %col] : memref<32x16xf32>
+    linalg.yield %v : f32
+  }
+  return %out : memref<8x16xf32>
+}

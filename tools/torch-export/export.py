@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Exports one training step of a PyTorch model as an MLIR function on tensors.
+
+    python3 tools/torch-export/export.py --model resnet50 --batch 64 \\
+        --size 224 --train -o resnet50.mlir
+
+captures forward, loss (mean cross-entropy) and backward with make_fx (the
+tracer under functorch's aot_function) and lowers the ATen graph to
+linalg/tensor/arith/math (lower.py). The function is
+
+    func.func @train_step(<parameters>, <buffers>, %input, %target)
+        -> (<loss>, <one gradient per parameter>)
+
+Parameters are function arguments (weights live on the device for the whole
+step, as in training). Targets are integer class indices (per sample, per
+voxel or per token); the one-hot encoding happens inside the step.
+
+Tracing uses fake tensors, so any batch size exports in seconds without
+running the model. With --with-main (small sizes) the inputs are real,
+deterministic tensors embedded as constants, a @main prints every result, and
+--reference writes what PyTorch computes for the same step (JSON), for the
+execution tests.
+
+Needs Debian's python3-torch and python3-torchvision (scripts/deps.sh).
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+try:
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.nn.utils.stateless import functional_call
+except ImportError:
+    # Another python3 first on PATH (a virtualenv, pyenv): Debian's has torch.
+    if os.path.exists("/usr/bin/python3") and \
+            os.path.realpath(sys.executable) != "/usr/bin/python3.11" and \
+            sys.executable != "/usr/bin/python3":
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    sys.exit("export.py: needs PyTorch (Debian's python3-torch; run "
+             "LMS_DEPS_EXTRA=torch scripts/deps.sh, then /usr/bin/python3)")
+
+import lower
+import models
+
+
+def make_step(model, kind, classes):
+    pnames = [n for n, _ in model.named_parameters()]
+    bnames = [n for n, _ in model.named_buffers()]
+
+    def step(params, buffers, x, y):
+        params = [p.requires_grad_() for p in params]
+        state = dict(zip(pnames, params))
+        state.update(zip(bnames, buffers))
+        out = functional_call(model, state, (x,))
+        if kind == "tokens":
+            logp = torch.log_softmax(out, -1)
+            onehot = (torch.arange(classes) == y.unsqueeze(-1)).float()
+        elif kind == "voxels":
+            logp = torch.log_softmax(out, 1)
+            ar = torch.arange(classes).reshape(1, classes, 1, 1, 1)
+            onehot = (ar == y.unsqueeze(1)).float()
+        else:
+            logp = torch.log_softmax(out, 1)
+            onehot = (torch.arange(classes) == y.unsqueeze(1)).float()
+        count = y.numel()
+        loss = -(logp * onehot).sum() / count
+        grads = torch.autograd.grad(loss, params)
+        return [loss] + list(grads)
+
+    return step, pnames, bnames
+
+
+def inputs(shape_fn, kind, classes, batch, real, seed):
+    shape = shape_fn(batch)
+    g = torch.Generator().manual_seed(seed)
+    if kind == "tokens":
+        x = torch.randint(0, classes, shape, generator=g)
+        y = torch.randint(0, classes, shape, generator=g)
+    elif kind == "voxels":
+        x = torch.randn(shape, generator=g)
+        y = torch.randint(0, classes, (shape[0],) + tuple(shape[2:]),
+                          generator=g)
+    else:
+        x = torch.randn(shape, generator=g)
+        y = torch.randint(0, classes, (shape[0],), generator=g)
+    return x, y
+
+
+def dense(t):
+    """A dense<...> literal of tensor t."""
+    if t.dtype == torch.int64:
+        flat = [str(int(v)) for v in t.flatten().tolist()]
+    else:
+        flat = ["%.9e" % v for v in t.flatten().tolist()]
+
+    def nest(values, shape):
+        if not shape:
+            return values[0]
+        step = len(values) // shape[0]
+        return "[" + ", ".join(nest(values[i * step:(i + 1) * step],
+                                    shape[1:]) for i in range(shape[0])) + "]"
+    return "dense<" + nest(flat, list(t.shape)) + ">"
+
+
+def dtype_of(t):
+    return lower.I64 if t.dtype == torch.int64 else lower.F32
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", required=True, choices=models.MODELS)
+    ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--size", type=int, required=True,
+                    help="image side, voxel side, or sequence length")
+    ap.add_argument("--train", action="store_true", default=True,
+                    help="capture a training step (the only mode)")
+    ap.add_argument("-o", "--output", default="-")
+    ap.add_argument("--with-main", action="store_true",
+                    help="real inputs as constants and a @main printing the "
+                         "results (small sizes)")
+    ap.add_argument("--reference", help="write PyTorch's results (JSON)")
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    if a.batch < 1 or a.size < 1:
+        sys.exit("export.py: --batch and --size must be positive")
+
+    torch.manual_seed(a.seed)
+    model, shape_fn, kind, classes = models.build(a.model, a.size)
+    step, pnames, bnames = make_step(model, kind, classes)
+    params = [p.detach() for p in model.parameters()]
+    buffers = [b.detach() for b in model.buffers()]
+    real = a.with_main or a.reference
+    x, y = inputs(shape_fn, kind, classes, a.batch, real, a.seed)
+
+    t0 = time.time()
+    try:
+        gm = make_fx(step, tracing_mode="real" if real else "fake")(
+            params, buffers, x, y)
+    except (RuntimeError, ValueError) as e:
+        sys.exit(f"export.py: {a.model} does not run at batch {a.batch}, "
+                 f"size {a.size}: {e}")
+    t_trace = time.time() - t0
+
+    em = lower.Emitter()
+    low = lower.Lowering(em)
+    flat_inputs = params + buffers + [x, y]
+    names = ([f"p_{n}" for n in pnames] + [f"b_{n}" for n in bnames] +
+             ["input", "target"])
+    placeholders = {}
+    arg_decls = []
+    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(phs) != len(flat_inputs):
+        sys.exit("export.py: unexpected graph inputs")
+    for i, (node, t) in enumerate(zip(phs, flat_inputs)):
+        v = lower.V(f"%arg{i}", tuple(t.shape), dtype_of(t))
+        placeholders[node] = v
+        arg_decls.append(f"%arg{i}: {v.type}")
+
+    results = []
+
+    def outputs(vals):
+        for v in vals:
+            results.append(em.materialize(v))
+
+    try:
+        low.run(gm.graph, placeholders, outputs)
+    except lower.Unsupported as e:
+        sys.exit(str(e))
+
+    n_params = sum(p.numel() for p in params)
+    out = []
+    out.append(f"// Generated by tools/torch-export/export.py --model {a.model} "
+               f"--batch {a.batch} --size {a.size} --train")
+    out.append(f"// One training step (forward, mean cross-entropy, backward) "
+               f"of {a.model}: {len(params)} parameter tensors, {n_params} "
+               f"parameters; traced in {t_trace:.1f} s.")
+    out.append("// Arguments: " + ", ".join(
+        f"%arg{i} = {n}" for i, n in enumerate(names)))
+    out.append("module {")
+    res_types = ", ".join(v.type for v in results)
+    out.append(f"func.func @train_step({', '.join(arg_decls)}) -> "
+               f"({res_types}) {{")
+    out.extend(em.const_lines)
+    out.extend(em.lines)
+    out.append(f"  return {', '.join(v.name for v in results)} : {res_types}")
+    out.append("}")
+
+    if a.with_main:
+        out.append("func.func private @printMemrefF32(tensor<*xf32>)")
+        out.append("func.func @main() {")
+        for i, t in enumerate(flat_inputs):
+            out.append(f"  %in{i} = arith.constant {dense(t)} : "
+                       f"{lower.ttype(tuple(t.shape), dtype_of(t))}")
+        ins = ", ".join(f"%in{i}" for i in range(len(flat_inputs)))
+        in_types = ", ".join(lower.ttype(tuple(t.shape), dtype_of(t))
+                             for t in flat_inputs)
+        out.append(f"  %r:{len(results)} = call @train_step({ins}) : "
+                   f"({in_types}) -> ({res_types})")
+        for i, v in enumerate(results):
+            out.append(f"  %u{i} = tensor.cast %r#{i} : {v.type} to "
+                       f"tensor<*xf32>")
+            out.append(f"  call @printMemrefF32(%u{i}) : (tensor<*xf32>) -> ()")
+        out.append("  return")
+        out.append("}")
+    out.append("}")
+    text = "\n".join(out) + "\n"
+    if a.output == "-":
+        sys.stdout.write(text)
+    else:
+        with open(a.output, "w") as f:
+            f.write(text)
+
+    if a.reference:
+        ref = step([p.clone() for p in params], buffers, x, y)
+        with open(a.reference, "w") as f:
+            json.dump({"results": [r.detach().flatten().tolist()
+                                   for r in ref]}, f)
+
+
+if __name__ == "__main__":
+    main()

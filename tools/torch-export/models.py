@@ -1,0 +1,183 @@
+"""The models the exporter knows: torchvision's, and three written here.
+
+Every model is prepared for capturing one training step as a pure function:
+batch norm uses batch statistics without running buffers (no state is
+mutated), dropout is removed (deterministic), and parameters are the only
+inputs besides the data.
+"""
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class UNet3D(nn.Module):
+    """3D U-Net (Cicek et al. 2016): per level two 3x3x3 conv + BN + ReLU,
+    2x2x2 max pooling down, 2x2x2 transposed convolution (stride 2) up,
+    skip connections by concatenation, a 1x1x1 conv to the classes."""
+
+    def __init__(self, in_channels=1, classes=3, base=32, depth=4):
+        super().__init__()
+
+        def block(cin, cout):
+            return nn.Sequential(
+                nn.Conv3d(cin, cout, 3, padding=1, bias=False),
+                nn.BatchNorm3d(cout), nn.ReLU(inplace=True),
+                nn.Conv3d(cout, cout, 3, padding=1, bias=False),
+                nn.BatchNorm3d(cout), nn.ReLU(inplace=True))
+
+        chans = [base * 2 ** i for i in range(depth)]
+        self.down = nn.ModuleList()
+        cin = in_channels
+        for c in chans:
+            self.down.append(block(cin, c))
+            cin = c
+        self.bottom = block(chans[-1], chans[-1] * 2)
+        self.up = nn.ModuleList()
+        self.dec = nn.ModuleList()
+        cin = chans[-1] * 2
+        for c in reversed(chans):
+            self.up.append(nn.ConvTranspose3d(cin, c, 2, stride=2))
+            self.dec.append(block(2 * c, c))
+            cin = c
+        self.head = nn.Conv3d(chans[0], classes, 1)
+
+    def forward(self, x):
+        skips = []
+        for blk in self.down:
+            x = blk(x)
+            skips.append(x)
+            x = F.max_pool3d(x, 2)
+        x = self.bottom(x)
+        for up, dec, skip in zip(self.up, self.dec, reversed(skips)):
+            x = up(x)
+            x = dec(torch.cat([x, skip], dim=1))
+        return self.head(x)
+
+
+class GPT(nn.Module):
+    """A GPT-2-style decoder: token and position embeddings, pre-norm blocks
+    of causal multi-head attention and a 4x GELU MLP, a final layer norm and
+    an output projection to the vocabulary."""
+
+    def __init__(self, vocab=50257, seq=1024, layers=12, dim=768, heads=12):
+        super().__init__()
+        self.heads = heads
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Parameter(torch.zeros(seq, dim))
+        self.blocks = nn.ModuleList()
+        for _ in range(layers):
+            self.blocks.append(nn.ModuleDict(dict(
+                ln1=nn.LayerNorm(dim), qkv=nn.Linear(dim, 3 * dim),
+                proj=nn.Linear(dim, dim), ln2=nn.LayerNorm(dim),
+                fc=nn.Linear(dim, 4 * dim), out=nn.Linear(4 * dim, dim))))
+        self.ln = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        mask = torch.full((seq, seq), -1e9).triu(1)
+        self.register_buffer("mask", mask)
+
+    def forward(self, tokens):
+        b, t = tokens.shape
+        d = self.pos.shape[1]
+        h = self.heads
+        x = self.tok(tokens) + self.pos
+        for blk in self.blocks:
+            y = blk["ln1"](x)
+            q, k, v = blk["qkv"](y).split(d, dim=2)
+            q = q.reshape(b, t, h, d // h).transpose(1, 2)
+            k = k.reshape(b, t, h, d // h).transpose(1, 2)
+            v = v.reshape(b, t, h, d // h).transpose(1, 2)
+            att = (q @ k.transpose(2, 3)) * (1.0 / math.sqrt(d // h))
+            att = torch.softmax(att + self.mask, dim=-1)
+            y = (att @ v).transpose(1, 2).reshape(b, t, d)
+            x = x + blk["proj"](y)
+            y = blk["ln2"](x)
+            x = x + blk["out"](F.gelu(blk["fc"](y)))
+        return self.head(self.ln(x))
+
+
+class TinyCNN(nn.Module):
+    """Conv, batch norm, ReLU, max pooling, global average pooling and a
+    linear layer: the ops of ResNet at a size that executes in a test."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.pool = nn.MaxPool2d(3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1, groups=8, bias=False)
+        self.bn2 = nn.BatchNorm2d(8)
+        self.conv3 = nn.Conv2d(8, 16, 1, bias=True)
+        self.fc = nn.Linear(16, classes)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.bn1(self.conv1(x))))
+        y = F.relu6(self.bn2(self.conv2(x)))
+        x = F.relu(self.conv3(y + x))
+        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
+        return self.fc(x)
+
+
+class TinyVGG(nn.Module):
+    """Convolutions, max pooling and both kinds of adaptive average pooling
+    VGG meets (a 4x4 map averaged to 2x2, a 1x1 map replicated to 3x3)."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 4, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 9, classes)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)         # 8 -> 4
+        x = F.adaptive_avg_pool2d(x, 2)                    # 4 -> 2
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)         # 2 -> 1
+        x = F.adaptive_avg_pool2d(x, 3)                    # 1 -> 3
+        return self.fc(x.flatten(1))
+
+
+def _strip(model):
+    """Batch statistics without running buffers; no dropout."""
+    for name, mod in list(model.named_modules()):
+        if isinstance(mod, nn.modules.batchnorm._BatchNorm):
+            mod.track_running_stats = False
+            mod.running_mean = None
+            mod.running_var = None
+            mod.num_batches_tracked = None
+        for child_name, child in list(mod.named_children()):
+            if isinstance(child, nn.Dropout):
+                setattr(mod, child_name, nn.Identity())
+    return model
+
+
+# name -> (constructor(size), input kind, classes, default size)
+def build(name, size):
+    """Returns (model, input_shape_fn(batch), kind) where kind is 'image'
+    (float input, one-hot class targets), 'voxels' (float input, per-voxel
+    one-hot targets) or 'tokens' (integer tokens, next-token targets)."""
+    import torchvision.models as tv
+    if name in ("resnet18", "resnet50", "vgg16", "mobilenet_v2"):
+        model = getattr(tv, name)()
+        return _strip(model), (lambda b: (b, 3, size, size)), "image", 1000
+    if name == "tiny-cnn":
+        return _strip(TinyCNN()), (lambda b: (b, 3, size, size)), "image", 10
+    if name == "tiny-vgg":
+        return _strip(TinyVGG()), (lambda b: (b, 3, size, size)), "image", 10
+    if name == "unet3d":
+        return (_strip(UNet3D()), (lambda b: (b, 1, size, size, size)),
+                "voxels", 3)
+    if name == "tiny-unet3d":
+        return (_strip(UNet3D(base=2, depth=2)),
+                (lambda b: (b, 1, size, size, size)), "voxels", 3)
+    if name == "gpt2":
+        return GPT(seq=size), (lambda b: (b, size)), "tokens", 50257
+    if name == "tiny-gpt":
+        return (GPT(vocab=32, seq=size, layers=2, dim=16, heads=2),
+                (lambda b: (b, size)), "tokens", 32)
+    raise SystemExit(f"export.py: unknown model '{name}'")
+
+
+MODELS = ["resnet18", "resnet50", "vgg16", "mobilenet_v2", "unet3d", "gpt2",
+          "tiny-cnn", "tiny-vgg", "tiny-unet3d", "tiny-gpt"]
