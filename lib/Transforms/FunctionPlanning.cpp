@@ -138,25 +138,75 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
   options.seed = knobs.seed;
   options.device = &spec;
   const std::string &planner = knobs.planner;
-  llvm::Expected<::lms::RematResult> result = [&] {
-    if (planner == "exact")
-      return ::lms::planRematExact(rg->graph, limit, options);
-    if (planner == "dtr")
-      return ::lms::planRematDTR(rg->graph, limit, options);
-    if (planner == "chen-greedy")
-      return ::lms::planChenGreedy(rg->graph, limit, options);
-    if (planner == "chen-sqrt")
-      return ::lms::planChenSqrt(rg->graph, limit, options);
-    return ::lms::planRematHeuristic(rg->graph, limit, options);
-  }();
-  if (!result)
-    return emitError(func.getLoc())
-           << "the " << planner << " planner found no recomputation plan "
-           << "that fits " << ::lms::formatBytes(limit) << " (" << limit
-           << " bytes): " << llvm::toString(result.takeError());
 
+  // The rewrite realizes the plan's memory except where values reach their
+  // late uses through views made early (the rewrite re-derives those views,
+  // but not in every chain of recomputations): when the rewritten function
+  // exceeds the budget, the body is restored and planned again for a budget
+  // lowered by the excess. The check after the last attempt is the
+  // guarantee.
+  constexpr int kAttempts = 6;
+  uint64_t target = limit, step = 0;
   RecomputeStats rewritten;
-  rewriteWithRecomputes(*graph, *rg, result->plan, &rewritten);
+  llvm::Expected<::lms::RematResult> result =
+      llvm::createStringError("not planned");
+  auto plan = [&](uint64_t budget) {
+    if (planner == "exact")
+      return ::lms::planRematExact(rg->graph, budget, options);
+    if (planner == "dtr")
+      return ::lms::planRematDTR(rg->graph, budget, options);
+    if (planner == "chen-greedy")
+      return ::lms::planChenGreedy(rg->graph, budget, options);
+    if (planner == "chen-sqrt")
+      return ::lms::planChenSqrt(rg->graph, budget, options);
+    return ::lms::planRematHeuristic(rg->graph, budget, options);
+  };
+  for (int attempt = 0;; ++attempt) {
+    bool last = attempt + 1 == kAttempts;
+    uint64_t budget = target - std::min(step, target - lower);
+    llvm::consumeError(result.takeError());
+    result = plan(budget);
+    if (!result) {
+      // No plan for the lowered budget: lower it by less.
+      if (attempt > 0 && !last && step > target / 1000) {
+        step /= 2;
+        ++stats.replans;
+        continue;
+      }
+      return emitError(func.getLoc())
+             << "the " << planner << " planner found no recomputation plan "
+             << "that fits " << ::lms::formatBytes(limit) << " (" << limit
+             << " bytes): " << llvm::toString(result.takeError());
+    }
+
+    Operation *backup = last ? nullptr : func->clone();
+    rewritten = RecomputeStats();
+    rewriteWithRecomputes(*graph, *rg, result->plan, &rewritten);
+    FailureOr<FunctionGraph> after = FunctionGraph::build(func, graphOptions);
+    if (failed(after)) {
+      if (backup)
+        backup->destroy();
+      return failure();
+    }
+    uint64_t peakAfter = ::lms::evaluateSchedule(after->getGraph()).peakBytes;
+    if (peakAfter <= limit || last) {
+      if (backup)
+        backup->destroy();
+      break;
+    }
+    // Restore the body and plan again for a budget lowered by the excess.
+    func->getRegion(0).takeBody(backup->getRegion(0));
+    backup->destroy();
+    target = budget;
+    step = std::max<uint64_t>(peakAfter - limit, target / 200);
+    graph = FunctionGraph::build(func, graphOptions);
+    if (failed(graph))
+      return failure();
+    rg = RematGraph::build(*graph, spec);
+    if (failed(rg))
+      return failure();
+    ++stats.replans;
+  }
   if (failed(checkFits(func, graphOptions, limit, result->peakBytes,
                        "rematerialization")))
     return failure();

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LMS/Transforms/Rematerialize.h"
+#include "LMS/Analysis/CostModel.h"
 #include "LMS/Analysis/DeviceModel.h"
 #include "LMS/Analysis/Options.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
@@ -32,6 +33,8 @@ namespace lms {
 #include "LMS/Transforms/Passes.h.inc"
 } // namespace lms
 } // namespace mlir
+
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::lms;
@@ -168,6 +171,80 @@ void mlir::lms::rewriteWithRecomputes(const FunctionGraph &fg,
       ops.push_back(fg.getOp(i));
       memberSet.insert(fg.getOp(i));
     }
+    // Views of the chain's results (a reshape made right after the
+    // producer, read much later) are re-derived in the region too: a later
+    // use through the original view would keep the original buffer alive.
+    // Whether `v` is read from the anchor on, directly or through views.
+    std::function<bool(Value)> usedFromAnchor = [&](Value v) {
+      return llvm::any_of(v.getUses(), [&](OpOperand &use) {
+        Operation *top = block.findAncestorOpInBlock(*use.getOwner());
+        std::optional<OpIndex> index =
+            top ? fg.lookupOp(top) : std::optional<OpIndex>();
+        if (index && *index >= anchorPos)
+          return true;
+        Operation *user = use.getOwner();
+        return user->getBlock() == &block && isViewLikeOp(user) &&
+               use.getOperandNumber() == 0 &&
+               llvm::any_of(user->getResults(), usedFromAnchor);
+      });
+    };
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t k = 0; k < ops.size(); ++k)
+        for (Value result : ops[k]->getResults())
+          for (Operation *user : result.getUsers()) {
+            if (memberSet.contains(user) || user->getBlock() != &block ||
+                !isViewLikeOp(user) || user->getNumOperands() == 0 ||
+                user->getOperand(0) != result ||
+                !llvm::any_of(user->getResults(), usedFromAnchor))
+              continue;
+            std::optional<OpIndex> index = fg.lookupOp(user);
+            if (!index || *index >= anchorPos)
+              continue;
+            ops.push_back(user);
+            memberSet.insert(user);
+            grew = true;
+          }
+    }
+    // And the views the chain reads of values recomputed before: the region
+    // re-derives them from the recomputed value (the original view would
+    // keep the original buffer alive).
+    auto viewSource = [&](Value v) -> Value {
+      Operation *def = v.getDefiningOp();
+      if (!def || def->getBlock() != &block || !isViewLikeOp(def) ||
+          def->getNumOperands() == 0)
+        return Value();
+      return def->getOperand(0);
+    };
+    auto rootReplaced = [&](Value v) {
+      for (Value source = viewSource(v); source; source = viewSource(source))
+        if (current.count(source))
+          return true;
+      return false;
+    };
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t k = 0; k < ops.size(); ++k) {
+        SmallVector<Value> reads(ops[k]->getOperands());
+        for (Region &region : ops[k]->getRegions()) {
+          llvm::SetVector<Value> captured;
+          getUsedValuesDefinedAbove(region, captured);
+          reads.append(captured.begin(), captured.end());
+        }
+        for (Value v : reads) {
+          Operation *def = v.getDefiningOp();
+          if (!def || memberSet.contains(def) || current.count(v) ||
+              !rootReplaced(v))
+            continue;
+          ops.push_back(def);
+          memberSet.insert(def);
+          grew = true;
+        }
+      }
+    }
+    llvm::sort(ops, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
     auto insideGroup = [&](Operation *op) {
       Operation *top = block.findAncestorOpInBlock(*op);
       return top && memberSet.contains(top);
@@ -301,7 +378,11 @@ struct LMSRematerializePass
       llvm::errs() << "lms-rematerialize: " << totals.recomputes
                    << " recomputes, " << totals.opsCloned << " ops-cloned, "
                    << static_cast<uint64_t>(totals.extraSeconds * 1e6 + 0.5)
-                   << " extra-compute-us\n";
+                   << " extra-compute-us"
+                   << (totals.replans
+                           ? ", " + std::to_string(totals.replans) + " replans"
+                           : std::string())
+                   << "\n";
   }
 
   RematStats totals;
@@ -332,6 +413,7 @@ struct LMSRematerializePass
     totals.recomputes += stats->recomputes;
     totals.opsCloned += stats->opsCloned;
     totals.extraSeconds += stats->extraSeconds;
+    totals.replans += stats->replans;
     return success();
   }
 };

@@ -50,6 +50,28 @@ import lower
 import models
 
 
+def register_meta_kernels():
+    """Shape-only kernels for the backward ops PyTorch 1.13 has no meta
+    kernel for: without them fake-tensor tracing runs the real op on zeros,
+    which takes minutes at training batch sizes."""
+    lib = torch.library.Library("aten", "IMPL", "Meta")
+
+    def conv_backward(grad, inp, weight, bias_sizes, stride, padding,
+                      dilation, transposed, output_padding, groups, mask):
+        gi = torch.empty_like(inp) if mask[0] else None
+        gw = torch.empty_like(weight) if mask[1] else None
+        gb = (grad.new_empty(bias_sizes) if mask[2] and bias_sizes
+              else None)
+        return gi, gw, gb
+
+    def pool_backward(grad, inp, *rest):
+        return torch.empty_like(inp)
+
+    lib.impl("convolution_backward", conv_backward)
+    lib.impl("max_pool3d_with_indices_backward", pool_backward)
+    return lib
+
+
 def make_step(model, kind, classes):
     pnames = [n for n, _ in model.named_parameters()]
     bnames = [n for n, _ in model.named_buffers()]
@@ -139,6 +161,8 @@ def main():
     real = a.with_main or a.reference
     x, y = inputs(shape_fn, kind, classes, a.batch, real, a.seed)
 
+    if not real:
+        _keep = register_meta_kernels()  # noqa: F841 (lives while tracing)
     t0 = time.time()
     try:
         gm = make_fx(step, tracing_mode="real" if real else "fake")(

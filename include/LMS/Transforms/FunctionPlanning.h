@@ -51,6 +51,8 @@ struct RematStats {
   uint64_t recomputes = 0;
   uint64_t opsCloned = 0;
   double extraSeconds = 0;
+  /// Plans made again for a lower budget because the rewrite exceeded it.
+  uint64_t replans = 0;
 };
 
 /// Inserts lms.recompute regions into `func` until its peak is at most

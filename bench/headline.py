@@ -1,0 +1,376 @@
+#!/usr/bin/env python3
+"""The headline experiment: how much larger a batch fits with LMS, at what
+cost.
+
+For each model (exported from PyTorch by tools/torch-export: one training
+step) and device preset: the largest batch that fits without LMS (the
+analysed peak within the device's memory) and with --lms-insert-swaps,
+--lms-rematerialize and --lms-plan (the pass finds a plan for a budget of the
+device's memory), and the simulated step time of each against an
+unlimited-memory device (the original program's simulated time at the same
+batch). Writes docs/results/headline.{md,json} and one SVG plot of
+throughput against batch size per model and device.
+
+    bench/headline.sh            # or: bench/headline.py --out docs/results
+
+Batches are found by a bounded search: the peak and the smallest feasible
+budget grow affinely with the batch, so two exports give the bounds, and a
+binary search in between finds the largest batch each planner fits.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXPORT = os.path.join(ROOT, "tools", "torch-export", "export.py")
+LMS_OPT = os.path.join(ROOT, "build", "bin", "lms-opt")
+PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else \
+    sys.executable
+
+MODELS = [
+    ("resnet50", 224, "ResNet-50, 224x224"),
+    ("unet3d", 128, "3D U-Net, 128^3"),
+    ("unet3d", 192, "3D U-Net, 192^3"),
+    ("gpt2", 1024, "GPT-2 small, 1024 tokens"),
+]
+DEVICES = ["v100-16g", "v100-32g-nvlink", "h200"]
+METHODS = ["none", "swap", "remat", "plan"]
+PASSES = {
+    "swap": "lms-insert-swaps",
+    "remat": "lms-rematerialize",
+    "plan": "lms-plan",
+}
+MAX_BATCH = 4096
+
+
+class Bench:
+    def __init__(self, work, jobs, log):
+        self.work = work
+        self.log = log
+        self.pool = concurrent.futures.ThreadPoolExecutor(jobs)
+        self.lock = threading.Lock()
+        self.exports = {}
+        self.results = {}
+        self.calls = 0
+
+    def say(self, msg):
+        with self.lock:
+            print(msg, file=self.log, flush=True)
+
+    # ---- one export per (model, size, batch) ------------------------------
+    def export(self, model, size, batch):
+        key = (model, size, batch)
+        with self.lock:
+            ev = self.exports.get(key)
+            if ev is None:
+                ev = self.exports[key] = [threading.Event(), None]
+                mine = True
+            else:
+                mine = False
+        if not mine:
+            ev[0].wait()
+            return ev[1]
+        path = os.path.join(self.work, f"{model}-{size}-b{batch}.mlir")
+        r = subprocess.run([PY, EXPORT, "--model", model, "--batch",
+                            str(batch), "--size", str(size), "--train", "-o",
+                            path], capture_output=True, text=True)
+        ev[1] = path if r.returncode == 0 else None
+        if r.returncode != 0:
+            self.say(f"  export {model} {size} b{batch} failed: "
+                     f"{r.stderr.strip().splitlines()[-1]}")
+        ev[0].set()
+        return ev[1]
+
+    # ---- one planning run per (model, size, batch, device, method) ----------
+    def run(self, model, size, batch, device, method):
+        key = (model, size, batch, device, method)
+        with self.lock:
+            if key in self.results:
+                ev = self.results[key]
+                mine = False
+            else:
+                ev = self.results[key] = [threading.Event(), None]
+                mine = True
+        if not mine:
+            ev[0].wait()
+            return ev[1]
+        res = self._run(model, size, batch, device, method)
+        ev[1] = res
+        ev[0].set()
+        return res
+
+    def _run(self, model, size, batch, device, method):
+        path = self.export(model, size, batch)
+        if path is None:
+            return {"fits": False, "error": "export"}
+        report = path + f".{device}.{method}.json"
+        passes = []
+        cap = self.capacity(device)
+        if method != "none":
+            passes.append(f"--{PASSES[method]}=budget={cap} device={device}")
+        passes.append(f"--lms-report-memory=format=json device={device} "
+                      f"file={report}")
+        t0 = time.time()
+        r = subprocess.run([LMS_OPT, path] + passes + ["-o", os.devnull],
+                           capture_output=True, text=True)
+        with self.lock:
+            self.calls += 1
+        if r.returncode != 0:
+            return {"fits": False, "seconds": time.time() - t0,
+                    "error": r.stderr.strip().splitlines()[0][:200]
+                    if r.stderr.strip() else "failed"}
+        f = json.load(open(report))["functions"][0]
+        os.remove(report)
+        return {"fits": f["peak_bytes"] <= cap, "peak": f["peak_bytes"],
+                "min_feasible": f["min_feasible_bytes"],
+                "time": f["estimated_time_s"],
+                "stall": f["estimated_stall_s"],
+                "seconds": time.time() - t0}
+
+    _caps = {}
+
+    def capacity(self, device):
+        if device not in self._caps:
+            # The device's capacity as the report states it.
+            path = self.export("tiny-cnn", 8, 2)
+            report = os.path.join(self.work, f"cap-{device}.json")
+            subprocess.run([LMS_OPT, path, f"--lms-report-memory=format=json "
+                            f"device={device} file={report}", "-o",
+                            os.devnull], check=True, capture_output=True)
+            self._caps[device] = json.load(open(report))["device"][
+                "capacity_bytes"]
+        return self._caps[device]
+
+    # ---- searches ---------------------------------------------------------
+    def affine(self, model, size, device, field):
+        """field(b) = a + c * b from batches 1 and 2."""
+        r1 = self.run(model, size, 1, device, "none")
+        r2 = self.run(model, size, 2, device, "none")
+        if "peak" not in r1 or "peak" not in r2:
+            return None
+        c = r2[field] - r1[field]
+        return r1[field] - c, c
+
+    def max_batch(self, model, size, device, method, lower=0):
+        """The largest batch that fits (0: not even batch 1)."""
+        cap = self.capacity(device)
+        fits = lambda b: self.run(model, size, b, device, method)["fits"]
+        field = "peak" if method == "none" else "min_feasible"
+        fit = self.affine(model, size, device, field)
+        if fit is None:
+            return 0
+        a, c = fit
+        pred = MAX_BATCH if c <= 0 else int((cap - a) // c)
+        pred = max(0, min(pred, MAX_BATCH))
+        if method == "none":
+            # The peak is affine in the batch: the prediction is (nearly)
+            # exact; walk to the boundary.
+            b = pred
+            if b >= 1 and not fits(b):
+                while b >= 1 and not fits(b):
+                    b -= 1
+                return b
+            while b + 1 <= MAX_BATCH and fits(b + 1):
+                b += 1
+            return b
+        # No plan exists above the smallest feasible budget's bound; what
+        # fits without LMS fits with it. Binary search in between.
+        lo, hi = lower, pred + 1   # lo fits (or is 0); hi does not
+        if lo >= hi:
+            lo = 0
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if fits(mid):
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+
+def fmt_batch(b):
+    return str(b) if b else "—"
+
+
+def svg_plot(title, series, path):
+    """Throughput (samples/s) against batch size, one line per method."""
+    colors = {"ideal": "#999999", "none": "#000000", "swap": "#1f77b4",
+              "remat": "#2ca02c", "plan": "#d62728"}
+    pts = [(b, t) for s in series.values() for b, t in s]
+    if not pts:
+        return
+    W, H, L, B, T, R = 640, 400, 70, 50, 40, 130
+    bmax = max(b for b, _ in pts)
+    tmax = max(t for _, t in pts) * 1.1
+    xs = lambda b: L + (W - L - R) * math.log2(b) / max(1, math.log2(bmax))
+    ys = lambda t: H - B - (H - B - T) * t / tmax
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" '
+           f'height="{H}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2 - R / 2}" y="20" text-anchor="middle" '
+           f'font-size="14">{title}</text>',
+           f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" '
+           f'stroke="black"/>',
+           f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>',
+           f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">'
+           f'batch size (log scale)</text>',
+           f'<text x="16" y="{(H - B + T) / 2}" text-anchor="middle" '
+           f'transform="rotate(-90 16 {(H - B + T) / 2})">samples / s '
+           f'(simulated)</text>']
+    b = 1
+    while b <= bmax:
+        out.append(f'<text x="{xs(b)}" y="{H - B + 16}" text-anchor="middle">'
+                   f'{b}</text>')
+        out.append(f'<line x1="{xs(b)}" y1="{H - B}" x2="{xs(b)}" '
+                   f'y2="{H - B + 4}" stroke="black"/>')
+        b *= 2
+    for i in range(5):
+        t = tmax * i / 4
+        out.append(f'<text x="{L - 6}" y="{ys(t) + 4}" text-anchor="end">'
+                   f'{t:.0f}</text>')
+    for k, (name, s) in enumerate(series.items()):
+        if not s:
+            continue
+        s = sorted(s)
+        d = " ".join(f"{'M' if i == 0 else 'L'}{xs(b):.1f},{ys(t):.1f}"
+                     for i, (b, t) in enumerate(s))
+        dash = ' stroke-dasharray="4,3"' if name == "ideal" else ""
+        out.append(f'<path d="{d}" fill="none" stroke="{colors[name]}" '
+                   f'stroke-width="2"{dash}/>')
+        for b, t in s:
+            out.append(f'<circle cx="{xs(b):.1f}" cy="{ys(t):.1f}" r="2.5" '
+                       f'fill="{colors[name]}"/>')
+        y = T + 10 + 18 * k
+        out.append(f'<line x1="{W - R + 15}" y1="{y}" x2="{W - R + 40}" '
+                   f'y2="{y}" stroke="{colors[name]}" stroke-width="2"{dash}/>')
+        label = "unlimited memory" if name == "ideal" else (
+            "no LMS" if name == "none" else name)
+        out.append(f'<text x="{W - R + 45}" y="{y + 4}">{label}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results"))
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--models", help="comma-separated subset, e.g. "
+                    "resnet50:224,unet3d:128")
+    ap.add_argument("--devices", help="comma-separated subset")
+    ap.add_argument("--work", help="keep exports here (default: a "
+                    "temporary directory)")
+    a = ap.parse_args()
+    if not os.path.exists(LMS_OPT):
+        sys.exit("headline.py: build first (scripts/build.sh)")
+    models = MODELS
+    if a.models:
+        want = [tuple(m.split(":")) for m in a.models.split(",")]
+        models = [m for m in MODELS if (m[0], str(m[1])) in want]
+    devices = a.devices.split(",") if a.devices else DEVICES
+    work = a.work or tempfile.mkdtemp(prefix="lms-headline-")
+    os.makedirs(work, exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
+    bench = Bench(work, a.jobs, sys.stderr)
+    t_start = time.time()
+
+    rows = []
+    for model, size, label in models:
+        for device in devices:
+            t0 = time.time()
+            best = {"none": bench.max_batch(model, size, device, "none")}
+            futures = {m: bench.pool.submit(bench.max_batch, model, size,
+                                            device, m, best["none"])
+                       for m in METHODS[1:]}
+            for m, f in futures.items():
+                best[m] = f.result()
+            # Step times at each method's largest batch, and a batch grid for
+            # the plot (powers of two up to the largest batch of all).
+            top = max(best.values())
+            grid = sorted({b for b in [2 ** i for i in range(13)] if b <= top}
+                          | {b for b in best.values() if b})
+            jobs = [(b, m) for b in grid for m in METHODS if best[m] >= b]
+            list(bench.pool.map(lambda bm: bench.run(model, size, bm[0],
+                                                     device, bm[1]), jobs))
+            # The unlimited-memory device: the original's simulated time.
+            ideal = {b: bench.run(model, size, b, device, "none")
+                     for b in grid}
+            ideal = {b: r["time"] for b, r in ideal.items() if "time" in r}
+            series = {"ideal": [(b, b / ideal[b]) for b in grid if b in ideal]}
+            row = {"model": model, "size": size, "label": label,
+                   "device": device, "max_batch": best, "at_max": {},
+                   "curve": {}}
+            for m in METHODS:
+                pts = []
+                for b in grid:
+                    if best[m] >= b:
+                        r = bench.run(model, size, b, device, m)
+                        if r.get("fits") and b in ideal:
+                            pts.append((b, b / r["time"]))
+                series[m] = pts
+                row["curve"][m] = pts
+                if best[m]:
+                    r = bench.run(model, size, best[m], device, m)
+                    row["at_max"][m] = {
+                        "batch": best[m], "step_s": r["time"],
+                        "stall_s": r["stall"], "peak_bytes": r["peak"],
+                        "ideal_step_s": ideal.get(best[m]),
+                        "relative_step": r["time"] / ideal[best[m]]
+                        if best[m] in ideal else None}
+            row["ideal"] = series["ideal"]
+            plot = f"headline-{model}{size}-{device}.svg"
+            svg_plot(f"{label} on {device}", series,
+                     os.path.join(a.out, plot))
+            row["plot"] = plot
+            rows.append(row)
+            bench.say(f"{label:28s} {device:16s} max batch "
+                      + " ".join(f"{m}={best[m]}" for m in METHODS)
+                      + f"  ({time.time() - t0:.0f} s)")
+
+    elapsed = time.time() - t_start
+    write_results(rows, a.out, elapsed, bench.calls)
+    bench.say(f"headline: {bench.calls} planning runs, "
+              f"{len(bench.exports)} exports, {elapsed:.0f} s; "
+              f"results in {a.out}/headline.md")
+
+
+def write_results(rows, out, elapsed, calls):
+    with open(os.path.join(out, "headline.json"), "w") as f:
+        json.dump({"rows": rows, "seconds": elapsed, "planning_runs": calls},
+                  f, indent=1)
+    lines = []
+    lines.append("| model | device | max batch: no LMS | swap | remat | plan "
+                 "| best / no LMS | step time at max batch vs unlimited "
+                 "memory (swap / remat / plan) |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        mb = r["max_batch"]
+        lms_best = max(mb["swap"], mb["remat"], mb["plan"])
+        mult = f"{lms_best / mb['none']:.2f}x" if mb["none"] else (
+            "fits only with LMS" if lms_best else "—")
+        rel = []
+        for m in ("swap", "remat", "plan"):
+            at = r["at_max"].get(m)
+            rel.append(f"{at['relative_step']:.2f}"
+                       if at and at["relative_step"] else "—")
+        lines.append(f"| {r['label']} | {r['device']} | {fmt_batch(mb['none'])}"
+                     f" | {fmt_batch(mb['swap'])} | {fmt_batch(mb['remat'])} | "
+                     f"{fmt_batch(mb['plan'])} | {mult} | {' / '.join(rel)} |")
+    with open(os.path.join(out, "headline-table.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(out, "headline-plots.md"), "w") as f:
+        for r in rows:
+            f.write(f"![{r['label']} on {r['device']}]({r['plot']})\n")
+    print("\n".join(lines))
+    print(f"\n{calls} planning runs in {elapsed:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
