@@ -22,7 +22,8 @@ install(DIRECTORY ${PROJECT_BINARY_DIR}/include/LMS
 
 # The libraries a host compiler links, with their usage requirements.
 set(LMS_EXPORTED_LIBRARIES
-  LMSGraph LMSDialect LMSAnalysis LMSTransforms LMSConversion LMSPipelines
+  LMSGraph LMSDialect LMSAnalysis LMSTransforms LMSTransformOps LMSConversion
+  LMSPipelines
   LMS LMS-C lms_runtime)
 install(TARGETS ${LMS_EXPORTED_LIBRARIES}
   EXPORT LMSTargets

@@ -13,6 +13,7 @@ check() {
   fi
 }
 check "$gen/Dialects/LMSDialect.md" "$root/docs/Dialects/LMS.md"
+check "$gen/Dialects/LMSTransformOps.md" "$root/docs/Dialects/LMSTransformOps.md"
 check "$gen/LMSPasses.md" "$root/docs/Passes.md"
 check "$gen/LMSConversionPasses.md" "$root/docs/ConversionPasses.md"
 exit $status

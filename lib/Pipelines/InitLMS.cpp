@@ -4,6 +4,7 @@
 #include "LMS/Conversion/Passes.h"
 #include "LMS/Dialect/LMS/IR/LMSBufferization.h"
 #include "LMS/Dialect/LMS/IR/LMSDialect.h"
+#include "LMS/TransformOps/LMSTransformOps.h"
 #include "LMS/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -11,6 +12,7 @@
 void mlir::lms::registerLMSDialect(DialectRegistry &registry) {
   registry.insert<LMSDialect>();
   registerBufferizableOpInterfaceExternalModels(registry);
+  registerLMSTransformDialectExtension(registry);
 }
 
 void mlir::lms::registerLMSPasses() {

@@ -1,0 +1,97 @@
+// RUN: lms-opt %s --transform-interpreter -split-input-file -verify-diagnostics | FileCheck %s
+
+// COM: transform.lms.* run the LMS planners from a transform script on the
+// COM: functions a handle points to. Every tensor<1024xf32> is 4 KiB and
+// COM: every tensor<4x1024xf32> 16 KiB; @f peaks at 36 KiB; the remark of
+// COM: transform.lms.report_peak is at the function.
+
+// CHECK-LABEL: func.func @f
+// CHECK: lms.swap_out
+// CHECK: lms.swap_in
+// CHECK-LABEL: func.func @g
+// CHECK: lms.recompute
+module attributes {transform.with_named_sequence} {
+  // expected-remark @below {{peak 36864 bytes}}
+  func.func @f(%x: tensor<4x1024xf32>) -> tensor<1024xf32> {
+    %cst = arith.constant 1.0 : f32
+    %zero = arith.constant 0.0 : f32
+    %e0 = tensor.empty() : tensor<1024xf32>
+    %a = linalg.fill ins(%cst : f32) outs(%e0 : tensor<1024xf32>) -> tensor<1024xf32>
+    %e1 = tensor.empty() : tensor<4x1024xf32>
+    %b = linalg.exp ins(%x : tensor<4x1024xf32>) outs(%e1 : tensor<4x1024xf32>) -> tensor<4x1024xf32>
+    %e2 = tensor.empty() : tensor<1024xf32>
+    %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1024xf32>) -> tensor<1024xf32>
+    %c = linalg.reduce ins(%b : tensor<4x1024xf32>) outs(%f2 : tensor<1024xf32>) dimensions = [0]
+      (%in: f32, %init: f32) {
+        %s = arith.addf %in, %init : f32
+        linalg.yield %s : f32
+      }
+    %e3 = tensor.empty() : tensor<1024xf32>
+    %d = linalg.add ins(%c, %a : tensor<1024xf32>, tensor<1024xf32>) outs(%e3 : tensor<1024xf32>) -> tensor<1024xf32>
+    return %d : tensor<1024xf32>
+  }
+  // expected-remark @below {{peak 32768 bytes}}
+  func.func @g(%x: tensor<4x1024xf32>) -> tensor<1024xf32> {
+    %cst = arith.constant 1.0 : f32
+    %zero = arith.constant 0.0 : f32
+    %e0 = tensor.empty() : tensor<1024xf32>
+    %a = linalg.fill ins(%cst : f32) outs(%e0 : tensor<1024xf32>) -> tensor<1024xf32>
+    %e1 = tensor.empty() : tensor<4x1024xf32>
+    %b = linalg.exp ins(%x : tensor<4x1024xf32>) outs(%e1 : tensor<4x1024xf32>) -> tensor<4x1024xf32>
+    %e2 = tensor.empty() : tensor<1024xf32>
+    %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1024xf32>) -> tensor<1024xf32>
+    %c = linalg.reduce ins(%b : tensor<4x1024xf32>) outs(%f2 : tensor<1024xf32>) dimensions = [0]
+      (%in: f32, %init: f32) {
+        %s = arith.addf %in, %init : f32
+        linalg.yield %s : f32
+      }
+    %e3 = tensor.empty() : tensor<1024xf32>
+    %d = linalg.add ins(%c, %a : tensor<1024xf32>, tensor<1024xf32>) outs(%e3 : tensor<1024xf32>) -> tensor<1024xf32>
+    return %d : tensor<1024xf32>
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %f = transform.structured.match ops{["func.func"]} attributes {sym_name = "f"} in %root : (!transform.any_op) -> !transform.any_op
+    %g = transform.structured.match ops{["func.func"]} attributes {sym_name = "g"} in %root : (!transform.any_op) -> !transform.any_op
+    transform.lms.report_peak %f : !transform.any_op
+    transform.lms.insert_swaps %f {budget = "32KiB"} : !transform.any_op
+    transform.lms.rematerialize %g {budget = "32KiB"} : !transform.any_op
+    transform.lms.report_peak %g : !transform.any_op
+    transform.yield
+  }
+}
+
+// -----
+
+// COM: A budget below the smallest feasible one is the planner's error at
+// COM: the op that needs more, and the script fails.
+module attributes {transform.with_named_sequence} {
+  func.func @h(%x: tensor<4x1024xf32>) -> tensor<4x1024xf32> {
+    %e1 = tensor.empty() : tensor<4x1024xf32>
+    // expected-error @below {{below the smallest feasible budget 32.0 KiB (32768 bytes) of this op}}
+    %b = linalg.exp ins(%x : tensor<4x1024xf32>) outs(%e1 : tensor<4x1024xf32>) -> tensor<4x1024xf32>
+    return %b : tensor<4x1024xf32>
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.lms.insert_swaps %f {budget = "1KiB"} : !transform.any_op
+    transform.yield
+  }
+}
+
+// -----
+
+module attributes {transform.with_named_sequence} {
+  func.func @k() {
+    return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    // expected-error @below {{invalid planner 'magic': expected heuristic, exact, dtr, chen-greedy or chen-sqrt}}
+    transform.lms.rematerialize %f {planner = "magic"} : !transform.any_op
+    transform.yield
+  }
+}
+
+// COM: The same script runs in upstream mlir-opt with the dialect plugin,
+// COM: which registers the transform.lms extension.
+// RUN: mlir-opt %s --load-dialect-plugin=%lms_lib_dir/LMSDialectPlugin.so --transform-interpreter -split-input-file -verify-diagnostics | FileCheck %s
