@@ -475,6 +475,27 @@ def write_markdown(rows, out, elapsed, calls):
         "Raw numbers: `headline.json` (per model and device: the largest "
         "batches, the step time, stall and peak at each, and the curves).",
         "",
+        "## How to read this",
+        "",
+        "- Fitting is judged the same way with and without LMS: the "
+        "analysed peak of the step within the device's capacity (no "
+        "allocator fragmentation or framework workspace on either side). "
+        "TFLMS's multipliers are against TensorFlow's largest batch on a "
+        "real V100; ours are against our own analysed baseline, so the "
+        "comparison is of multipliers, not of absolute batches.",
+        "- No plan exists above the smallest feasible budget: the "
+        "arguments (weights, inputs) plus the largest single op with its "
+        "operands and results. That bound grows with the batch and caps "
+        "every planner; for GPT-2 it is the loss over the 50257-word "
+        "vocabulary (logits, log-probabilities and the one-hot targets of "
+        "the whole batch at once), which is why its multiplier is small.",
+        "- Offloading costs link time: on v100-16g's PCIe (16 GB/s each "
+        "way) the largest swapped batches run several times slower than "
+        "with unlimited memory, on NVLink (150 GB/s) nearly at full speed. "
+        "Recomputation costs compute instead and stays near 1.3x, but its "
+        "heuristic planner (1 s search) gives up earlier. `--lms-plan` "
+        "takes the faster of the two and their mixes at every batch.",
+        "",
     ]
     with open(os.path.join(out, "headline.md"), "w") as f:
         f.write("\n".join(text))
