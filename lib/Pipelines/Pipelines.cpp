@@ -52,15 +52,25 @@ static void addHostLowering(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-/// Compute in GPU kernels: parallel loops to kernels, then upstream's NVVM
-/// pipeline.
+/// Compute in GPU kernels: linalg to parallel loops to gpu.launch before the
+/// lms ops are lowered, so that a kernel reading a swapped-in buffer waits
+/// for the copy on its own stream; then upstream's NVVM pipeline.
 static void addGPULowering(OpPassManager &pm, const std::string &chip,
                            const std::string &features,
                            const std::string &format) {
-  addBufferizationAndCopies(pm, /*computeOnGPU=*/true);
+  pm.addPass(createLMSInlineRecomputes());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createLMSDeallocate());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createGpuMapParallelLoopsPass());
   pm.addPass(createConvertParallelLoopToGpuPass());
+  ConvertLMSToGPUOptions toGPU;
+  toGPU.copyHostCallOperands = true;
+  pm.addPass(createConvertLMSToGPU(toGPU));
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createLowerAffinePass());
   gpu::GPUToNVVMPipelineOptions nvvm;

@@ -12,6 +12,9 @@
 // CHECK-NOT: gpu.dealloc
 // CHECK: llvm.call @mgpuMemcpy
 // CHECK: gpu.launch_func
+// COM: Kernels that read a swapped-in buffer are ordered after its copy on
+// COM: the device: launched on the copy's stream.
+// CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @
 // CHECK: gpu.binary @{{.*}} [#gpu.object<#nvvm.target<chip = "sm_90", features = "+ptx80">
 // RUN: mlir-translate --mlir-to-llvmir %t.gpu.mlir | FileCheck %s --check-prefix=LLVM
 // LLVM: call {{.*}}@mgpuLaunchKernel

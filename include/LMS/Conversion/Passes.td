@@ -25,8 +25,11 @@ def ConvertLMSToGPU : Pass<"convert-lms-to-gpu", "ModuleOp"> {
       (`gpu.alloc async`) and starts the host-to-device `gpu.memcpy async`,
       ordered after the copy-out when that has not been waited for; after the
       last swap-in of a handle the staging buffer is freed in stream order.
-      The first user of the result waits for it (`gpu.wait` before it: the
-      consumers run on the host in `lms-host-pipeline`).
+      The first user of the result waits for it: a host op behind a
+      `gpu.wait` on the host (compute on the CPU, `lms-host-pipeline`); a
+      kernel (`gpu.launch`, compute on the GPU, `lms-gpu-pipeline`) on its
+      stream, as `gpu.launch async [copy-in]`, with the host waiting for
+      the kernel after it as the synchronous launch did.
 
     Every async op has exactly one dependency; joins go through
     `gpu.wait async [...]`, which `--gpu-to-llvm` lowers to stream-event

@@ -10,7 +10,9 @@
 // recomputations, bufferize (function boundaries, identity layouts), free
 // buffers after their last use (--lms-deallocate), lower the lms ops and the
 // device buffers to async GPU-dialect copies (--convert-lms-to-gpu), and go
-// to the LLVM dialect.
+// to the LLVM dialect. The GPU pipeline maps linalg to gpu.launch before
+// --convert-lms-to-gpu, so that kernels reading swapped-in buffers wait for
+// the copy on their stream rather than behind a host wait.
 //
 //===----------------------------------------------------------------------===//
 

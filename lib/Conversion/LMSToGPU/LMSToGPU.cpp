@@ -297,6 +297,12 @@ struct ConvertLMSToGPUPass
     swapIn.erase();
     if (skipConsumerWaits)
       return success();
+    // A kernel waits on its own (compute) stream; the host does not.
+    if (auto launch = dyn_cast_or_null<gpu::LaunchOp>(firstUser))
+      if (!launch.getAsyncToken() && launch.getAsyncDependencies().empty()) {
+        launchAfter(launch, token);
+        return success();
+      }
     OpBuilder waitBuilder(b.getContext());
     if (firstUser)
       waitBuilder.setInsertionPoint(firstUser);
@@ -304,6 +310,34 @@ struct ConvertLMSToGPUPass
       waitBuilder.setInsertionPointAfterValue(token);
     hostWait(waitBuilder, loc, token);
     return success();
+  }
+
+  /// Makes the synchronous `launch` wait for `token` on its stream: it
+  /// becomes `gpu.launch async [token]` (the kernel's stream waits for the
+  /// copy-in's event on the device), followed by the host wait for the
+  /// kernel that the synchronous launch implied.
+  void launchAfter(gpu::LaunchOp launch, Value token) {
+    OpBuilder b(launch);
+    Location loc = launch.getLoc();
+    SmallVector<Type> workgroup, privates;
+    for (BlockArgument arg : launch.getWorkgroupAttributions())
+      workgroup.push_back(arg.getType());
+    for (BlockArgument arg : launch.getPrivateAttributions())
+      privates.push_back(arg.getType());
+    auto async = gpu::LaunchOp::create(
+        b, loc, launch.getGridSizeX(), launch.getGridSizeY(),
+        launch.getGridSizeZ(), launch.getBlockSizeX(), launch.getBlockSizeY(),
+        launch.getBlockSizeZ(), launch.getDynamicSharedMemorySize(),
+        tokenType(b), ValueRange{token}, workgroup, privates,
+        launch.getClusterSizeX(), launch.getClusterSizeY(),
+        launch.getClusterSizeZ(), launch.getModuleAttr(),
+        launch.getFunctionAttr());
+    async.getBody().takeBody(launch.getBody());
+    for (NamedAttribute attr : launch->getDiscardableAttrs())
+      async->setAttr(attr.getName(), attr.getValue());
+    b.setInsertionPointAfter(async);
+    hostWait(b, loc, async.getAsyncToken());
+    launch.erase();
   }
 };
 

@@ -90,3 +90,40 @@ func.func @not_bufferized(%t: tensor<4xf32>) {
   %h = lms.swap_out %t : tensor<4xf32> -> !lms.host<tensor<4xf32>>
   return
 }
+
+// -----
+
+// COM: When the first user of a swapped-in buffer is a kernel (compute on the
+// COM: GPU, lms-gpu-pipeline), the kernel waits for the copy-in on its stream:
+// COM: the synchronous gpu.launch becomes `gpu.launch async [copy-in token]`
+// COM: and the host waits for the kernel after it (what the synchronous
+// COM: launch implied), not for the copy before it. Attributes are kept.
+// CHECK-LABEL: func.func @kernel_consumer
+// CHECK:      "test.compute"
+// CHECK:      %[[COPY:.*]] = gpu.memcpy async [%{{.*}}] %[[DEV:.*]], %{{.*}} : memref<16xf32>, memref<16xf32>
+// CHECK-NEXT: %[[FREED:.*]] = gpu.dealloc async [%[[COPY]]]
+// CHECK-NOT:  gpu.wait [%[[FREED]]]
+// CHECK:      %[[K:.*]] = gpu.launch async [%[[FREED]]] blocks
+// CHECK:        memref.load %[[DEV]]
+// CHECK:      } {kept}
+// CHECK-NEXT: gpu.wait [%[[K]]]
+// CHECK-NEXT: "test.after"
+func.func @kernel_consumer(%arg: memref<16xf32>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %buf = memref.alloc() : memref<16xf32>
+  "test.fill"(%buf) : (memref<16xf32>) -> ()
+  %h = lms.swap_out %buf : memref<16xf32> -> !lms.host<memref<16xf32>>
+  "test.compute"(%arg) : (memref<16xf32>) -> ()
+  lms.swap_wait %h : !lms.host<memref<16xf32>>
+  %u = lms.swap_in %h : !lms.host<memref<16xf32>> -> memref<16xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %u[%c0] : memref<16xf32>
+    memref.store %v, %arg[%c0] : memref<16xf32>
+    gpu.terminator
+  } {kept}
+  "test.after"(%arg) : (memref<16xf32>) -> ()
+  memref.dealloc %u : memref<16xf32>
+  return
+}
