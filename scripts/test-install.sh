@@ -51,6 +51,16 @@ step "lms-embed-opt: MlirOptMain with the LMS registration calls"
   -o "$work/opt.mlir" || fail "lms-embed-opt failed"
 grep -q "lms.swap_out" "$work/opt.mlir" || fail "lms-embed-opt inserted no swap"
 
+step "lms-embed-c: the C API from the installed libLMS-C.so"
+"$work/embed/lms-embed-c" "$mlp" mlp_step 48MiB >"$work/c.mlir" \
+  || fail "lms-embed-c failed"
+after=$(sed -n 's|^// peak after: \([0-9]*\)$|\1|p' "$work/c.mlir")
+[ -n "$after" ] && [ "$after" -le "$budget_bytes" ] \
+  || fail "lms-embed-c: peak '$after' not within $budget_bytes"
+if "$work/embed/lms-embed-c" "$mlp" mlp_step 1KiB >/dev/null 2>&1; then
+  fail "lms-embed-c accepted an impossible budget"
+fi
+
 step "the installed lms-opt and the plugins in upstream mlir-opt"
 "$prefix/bin/lms-opt" "$mlp" --lms-insert-swaps --lms-budget=48MiB \
   -o "$work/lms-opt.mlir" || fail "the installed lms-opt failed"
