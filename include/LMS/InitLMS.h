@@ -30,8 +30,14 @@ void registerLMSDialect(DialectRegistry &registry);
 /// global pass registry, for textual pipelines and command lines.
 void registerLMSPasses();
 
+/// The translations to LLVM IR that lowering for the GPU needs (kernels are
+/// serialized to PTX inside the pipeline): builtin, LLVM, NVVM, GPU. A host
+/// that already registers all translations does not need this.
+void registerLMSGPUTranslations(DialectRegistry &registry);
+
 /// Everything a standalone tool needs: the dialect into `registry`, the
-/// passes, the pipelines, and the `--lms-budget` command-line option.
+/// GPU translations, the passes, the pipelines, and the `--lms-budget`
+/// command-line option.
 void registerAllLMS(DialectRegistry &registry);
 
 } // namespace lms

@@ -8,6 +8,10 @@
 #include "LMS/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 
 void mlir::lms::registerLMSDialect(DialectRegistry &registry) {
   registry.insert<LMSDialect>();
@@ -20,8 +24,16 @@ void mlir::lms::registerLMSPasses() {
   registerLMSConversionPasses();
 }
 
+void mlir::lms::registerLMSGPUTranslations(DialectRegistry &registry) {
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+}
+
 void mlir::lms::registerAllLMS(DialectRegistry &registry) {
   registerLMSDialect(registry);
+  registerLMSGPUTranslations(registry);
   registerLMSPasses();
   registerLMSPipelines();
   registerLMSGlobalOptions();

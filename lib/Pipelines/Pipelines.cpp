@@ -7,6 +7,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -66,7 +67,7 @@ static void addGPULowering(OpPassManager &pm, const std::string &chip,
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createLMSDeallocate());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
-  pm.addPass(createGpuMapParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addPass(createConvertParallelLoopToGpuPass());
   ConvertLMSToGPUOptions toGPU;
   toGPU.copyHostCallOperands = true;

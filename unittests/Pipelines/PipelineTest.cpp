@@ -40,6 +40,8 @@ protected:
     registerAllDialects(registry);
     registerAllExtensions(registry);
     mlir::lms::registerLMSDialect(registry);
+    // lower=gpu serializes kernels: LLVM IR translations.
+    mlir::lms::registerLMSGPUTranslations(registry);
     context.appendDialectRegistry(registry);
     context.loadAllAvailableDialects();
   }
@@ -128,6 +130,28 @@ TEST_F(PipelineTest, LowersToLLVMWithNothingLeft) {
   });
   EXPECT_EQ(leftover, 0);
   EXPECT_GT(llvmFuncs, 0);
+}
+
+TEST_F(PipelineTest, LowersForTheGPU) {
+  OwningOpRef<ModuleOp> module = parseMLP();
+  ASSERT_TRUE(module);
+  mlir::lms::LMSPipelineOptions options;
+  options.budget = "48MiB";
+  options.strategy = mlir::lms::LMSStrategy::Swap;
+  options.lower = mlir::lms::LMSLowering::GPU;
+  ASSERT_TRUE(succeeded(run(*module, options)));
+  int leftover = 0, launches = 0, binaries = 0;
+  module->walk([&](Operation *op) {
+    StringRef name = op->getName().getStringRef();
+    StringRef ns = op->getName().getDialectNamespace();
+    leftover += ns == "lms" || ns == "linalg" || name == "gpu.memcpy" ||
+                name == "gpu.alloc" || name == "gpu.wait";
+    launches += name == "gpu.launch_func";
+    binaries += name == "gpu.binary";
+  });
+  EXPECT_EQ(leftover, 0);
+  EXPECT_GT(launches, 0);
+  EXPECT_GT(binaries, 0); // one per outlined kernel module
 }
 
 TEST_F(PipelineTest, ImpossibleBudgetFails) {
