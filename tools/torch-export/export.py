@@ -100,18 +100,17 @@ def make_step(model, kind, classes):
         state = dict(zip(pnames, params))
         state.update(zip(bnames, buffers))
         out = functional_call(model, state, (x,))
-        if kind == "tokens":
-            logp = torch.log_softmax(out, -1)
-            onehot = (torch.arange(classes) == y.unsqueeze(-1)).float()
-        elif kind == "voxels":
+        if kind == "voxels":
+            # Per-voxel targets: one-hot inside the step.
             logp = torch.log_softmax(out, 1)
             ar = torch.arange(classes).reshape(1, classes, 1, 1, 1)
             onehot = (ar == y.unsqueeze(1)).float()
+            loss = -(logp * onehot).sum() / y.numel()
         else:
-            logp = torch.log_softmax(out, 1)
-            onehot = (torch.arange(classes) == y.unsqueeze(1)).float()
-        count = y.numel()
-        loss = -(logp * onehot).sum() / count
+            # log_softmax + nll_loss, as F.cross_entropy: no one-hot tensor.
+            logp = torch.log_softmax(out, -1)
+            loss = torch.nn.functional.nll_loss(
+                logp.reshape(-1, classes), y.reshape(-1))
         grads = torch.autograd.grad(loss, params)
         return [loss] + list(grads)
 

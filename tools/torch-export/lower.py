@@ -877,6 +877,54 @@ class Lowering:
         return (gx if mask[0] else None, gw if mask[1] else None,
                 gb if mask[2] else None)
 
+    # ---- negative log likelihood ---------------------------------------------
+    def op_nll_loss_forward(self, node, meta, logp, target, weight,
+                            reduction, ignore_index):
+        if weight is not None or reduction != 1 or len(logp.shape) != 2:
+            raise Unsupported("export.py: nll_loss other than mean over "
+                              "[N, C] without class weights")
+        logp = self.em.materialize(logp)
+        ign = self.em.const(ignore_index, I64)
+        zero = self.em.const(0, I64)
+
+        # Sum of logp[n, target[n]] and the count of targets not ignored.
+        def body(a, bb):
+            keep = bb.cmpi("ne", a[0], ign)
+            col = bb.to_index(bb.select(keep, a[0], zero, I64))
+            row = bb.index(0)
+            v = bb._op(f"tensor.extract {logp.name}[{row}, {col}] : "
+                       f"{logp.type}")
+            v = bb.select(keep, v, bb.c(0.0))
+            one = bb.select(keep, bb.c(1.0), bb.c(0.0))
+            return [bb.addf(a[1], v), bb.addf(a[2], one)]
+        total, count = self.em.reduce([target], [0], False, body,
+                                      outs_count=2)
+        loss = self.em.ew((), [total, count], lambda a, bb: bb.negf(
+            bb.divf(a[0], a[1])))
+        return (loss, count)
+
+    def op_nll_loss_backward(self, node, meta, grad, logp, target, weight,
+                             reduction, ignore_index, total_weight):
+        if weight is not None or reduction != 1:
+            raise Unsupported("export.py: nll_loss other than mean without "
+                              "class weights")
+        shape = logp.shape
+        ign = self.em.const(ignore_index, I64)
+        out = V(self.em.empty(shape), shape)
+
+        # d loss / d logp[n, c] = -grad / total where c == target[n].
+        def body(a, bb):
+            col = bb.to_i64(bb.index(1))
+            hit = bb.cmpi("eq", a[0], col)
+            keep = bb.cmpi("ne", a[0], ign)
+            both = bb._op(f"arith.andi {hit}, {keep} : i1")
+            g = bb.negf(bb.divf(a[1], a[2]))
+            return bb.select(both, g, bb.c(0.0))
+        return self.em.generic(2, ["parallel", "parallel"],
+                               [target, grad, total_weight],
+                               [["d0"], [], []], [out], [["d0", "d1"]],
+                               body)[0]
+
     # ---- embedding -----------------------------------------------------------
     def op_embedding(self, node, meta, w, tokens, padding_idx=-1,
                      scale=False, sparse=False):
