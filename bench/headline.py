@@ -486,9 +486,10 @@ def write_markdown(rows, out, elapsed, calls):
         "- No plan exists above the smallest feasible budget: the "
         "arguments (weights, inputs) plus the largest single op with its "
         "operands and results. That bound grows with the batch and caps "
-        "every planner; for GPT-2 it is the loss over the 50257-word "
-        "vocabulary (logits, log-probabilities and the one-hot targets of "
-        "the whole batch at once), which is why its multiplier is small.",
+        "every planner; for GPT-2 it is the backward of the loss over the "
+        "50257-word vocabulary (three logits-sized tensors of the whole "
+        "batch in one op: the incoming gradient, the log-probabilities and "
+        "the result), which is why its multiplier is small.",
         "- Offloading costs link time: on v100-16g's PCIe (16 GB/s each "
         "way) the largest swapped batches run several times slower than "
         "with unlimited memory, on NVLink (150 GB/s) nearly at full speed. "
