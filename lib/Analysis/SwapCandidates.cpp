@@ -1,6 +1,7 @@
 //===- SwapCandidates.cpp - Which buffers the IR can offload --------------===//
 
 #include "LMS/Analysis/SwapCandidates.h"
+#include "LMS/Analysis/CostModel.h"
 
 #include "mlir/IR/Block.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -16,6 +17,7 @@ using ::lms::TensorIndex;
 SwapCandidates::SwapCandidates(const FunctionGraph &graph) {
   aliasesOf.resize(graph.getGraph().numTensors());
   Block &block = *graph.getBlock();
+  DenseMap<Value, int> idOf;
   auto record = [&](Value value, OpIndex def) {
     std::optional<TensorIndex> t = graph.lookupBuffer(value);
     if (!t || !isa<RankedTensorType>(value.getType()))
@@ -28,8 +30,17 @@ SwapCandidates::SwapCandidates(const FunctionGraph &graph) {
       if (std::optional<OpIndex> index = graph.lookupOp(top))
         lastUse = std::max(lastUse, *index);
     }
+    int viewOf = -1;
+    if (Operation *defOp = value.getDefiningOp())
+      if (isViewLikeOp(defOp) && defOp->getNumOperands() > 0 &&
+          defOp->getNumResults() == 1) {
+        auto it = idOf.find(defOp->getOperand(0));
+        if (it != idOf.end())
+          viewOf = it->second;
+      }
+    idOf[value] = static_cast<int>(values.size());
     aliasesOf[*t].push_back(static_cast<int>(values.size()));
-    values.push_back({value, def, lastUse});
+    values.push_back({value, def, lastUse, viewOf});
   };
   for (BlockArgument arg : block.getArguments())
     record(arg, kEntry);
@@ -50,17 +61,53 @@ bool SwapCandidates::canReuseAfter(TensorIndex t, OpIndex a) const {
   return !initsAt.count({a, t});
 }
 
-int SwapCandidates::valueAfterGap(TensorIndex t, OpIndex a, OpIndex b) const {
+SmallVector<int> SwapCandidates::crossing(TensorIndex t, OpIndex a,
+                                          OpIndex b) const {
+  SmallVector<int> ids;
   if (t < 0 || static_cast<size_t>(t) >= aliasesOf.size())
-    return -1;
-  int found = -1;
+    return ids;
   for (int id : aliasesOf[t]) {
     const Alias &alias = values[id];
-    if (alias.def > a || alias.lastUse < b)
-      continue;
-    if (found >= 0)
-      return -1; // Two values of the buffer cross the gap.
-    found = id;
+    if (alias.def <= a && alias.lastUse >= b)
+      ids.push_back(id);
   }
-  return found;
+  return ids;
+}
+
+bool SwapCandidates::isViewOf(int id, int source) const {
+  // Through the sources recorded from the IR as it was when analysed (the
+  // rewrite replaces operands as it goes).
+  while (id != source) {
+    id = values[id].viewOf;
+    if (id < 0)
+      return false;
+  }
+  return true;
+}
+
+int SwapCandidates::valueAfterGap(TensorIndex t, OpIndex a, OpIndex b) const {
+  SmallVector<int> ids = crossing(t, a, b);
+  if (ids.empty())
+    return -1;
+  if (ids.size() == 1)
+    return ids.front();
+  // One value the others are views of.
+  for (int root : ids)
+    if (llvm::all_of(ids, [&](int id) {
+          return isViewOf(id, root);
+        }))
+      return root;
+  return -1;
+}
+
+SmallVector<Value> SwapCandidates::viewsAfterGap(TensorIndex t, OpIndex a,
+                                                 OpIndex b) const {
+  SmallVector<Value> views;
+  int root = valueAfterGap(t, a, b);
+  if (root < 0)
+    return views;
+  for (int id : crossing(t, a, b))
+    if (id != root)
+      views.push_back(values[id].value);
+  return views;
 }

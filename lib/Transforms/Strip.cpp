@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LMS/Transforms/Strip.h"
+#include "LMS/Transforms/SwapRewrite.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "LMS/Transforms/Passes.h"
 
@@ -150,6 +151,50 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
          llvm::make_early_inc_range(swapOut.getResult().getUsers()))
       user->erase();
     swapOut.erase();
+  }
+
+  // Views the swap rewrite re-derived after a swap-in now read the original
+  // value again: merge each with the view it copies (the op at the recorded
+  // position among the ops LMS did not insert; any equivalent earlier view
+  // if the IR was changed in between).
+  SmallVector<Operation *> rederived;
+  root->walk([&](Operation *op) {
+    if (op->hasAttr(kRederivedAttr))
+      rederived.push_back(op);
+  });
+  DenseMap<Block *, SmallVector<Operation *>> originalsOf;
+  auto originals = [&](Block *block) -> SmallVector<Operation *> & {
+    auto [it, inserted] = originalsOf.try_emplace(block);
+    if (inserted)
+      for (Operation &op : *block)
+        if (op.getName().getDialectNamespace() != "lms" &&
+            !op.hasAttr(kRederivedAttr))
+          it->second.push_back(&op);
+    return it->second;
+  };
+  auto equivalent = [](Operation *a, Operation *b) {
+    return OperationEquivalence::isEquivalentTo(
+        a, b, [](Value l, Value r) { return success(l == r); },
+        [](Value, Value) {}, OperationEquivalence::IgnoreLocations);
+  };
+  for (Operation *op : rederived) {
+    auto position = op->getAttrOfType<IntegerAttr>(kRederivedAttr);
+    op->removeAttr(kRederivedAttr);
+    Operation *target = nullptr;
+    SmallVector<Operation *> &list = originals(op->getBlock());
+    if (position && position.getInt() >= 0 &&
+        position.getInt() < static_cast<int64_t>(list.size()) &&
+        equivalent(op, list[position.getInt()]))
+      target = list[position.getInt()];
+    for (Operation *prev = op->getPrevNode(); prev && !target;
+         prev = prev->getPrevNode())
+      if (equivalent(op, prev))
+        target = prev;
+    if (!target)
+      continue;
+    op->replaceAllUsesWith(target);
+    op->erase();
+    ++stats.opsMerged;
   }
 
   // Recomputations: inline, then merge the clones with the originals.

@@ -4,6 +4,8 @@
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "LMS/Analysis/CostModel.h"
 
 #include <algorithm>
 #include <map>
@@ -59,6 +61,8 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
     auto it = current.find(v);
     return it == current.end() ? v : it->second;
   };
+  // Every value a buffer's offloaded value has been (itself, swap-ins).
+  DenseMap<Value, llvm::SmallPtrSet<Value, 4>> incarnations;
   std::vector<Value> handles(numDecisions);
   std::vector<Value> offloaded(numDecisions);
 
@@ -98,6 +102,48 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
         return index && *index >= d.nextUse;
       });
       current[original] = swapIn.getResult();
+      incarnations[original].insert(value);
+      // Views of the value read after the gap are re-derived from the
+      // swapped-in value (marked, so that --lms-strip can merge them back).
+      // A view made after an earlier swap-in of the same value reads that
+      // swap-in: the chain ends at any incarnation of the value.
+      const llvm::SmallPtrSet<Value, 4> &bases = incarnations[original];
+      for (Value view : candidates.viewsAfterGap(d.tensor, d.lastUse,
+                                                 d.nextUse)) {
+        SmallVector<Operation *> chain;
+        Value v = currentOf(view);
+        while (v != original && !bases.contains(v)) {
+          Operation *def = v.getDefiningOp();
+          if (!def || !isViewLikeOp(def) || def->getNumOperands() == 0) {
+            chain.clear();
+            break;
+          }
+          chain.push_back(def);
+          v = def->getOperand(0);
+        }
+        if (chain.empty())
+          continue;
+        IRMapping mapping;
+        mapping.map(chain.back()->getOperand(0), swapIn.getResult());
+        Operation *clone = nullptr;
+        for (Operation *op : llvm::reverse(chain)) {
+          clone = builder.clone(*op, mapping);
+          // Which op it copies: its position in the original function.
+          std::optional<OpIndex> position = graph.lookupOp(op);
+          clone->setAttr(kRederivedAttr,
+                         builder.getI64IntegerAttr(position ? *position : -1));
+        }
+        Value rederived = clone->getResult(0);
+        chain.front()->getResult(0).replaceUsesWithIf(rederived,
+                                                      [&](OpOperand &use) {
+          Operation *top = block.findAncestorOpInBlock(*use.getOwner());
+          if (!top)
+            return false;
+          std::optional<OpIndex> index = graph.lookupOp(top);
+          return index && *index >= d.nextUse;
+        });
+        current[view] = rederived;
+      }
     }
   }
 }

@@ -7,6 +7,11 @@
 // Values of the same buffer read after two gaps are the same value when they
 // are the same SSA value: the second offload may reuse the first host copy.
 //
+// Several values of the buffer may cross the gap when all but one are views
+// (reshapes, slices) made from that one before the gap, as exported models
+// reshape every activation: the one is offloaded, and the rewrite re-derives
+// the views from the swapped-in value (viewsAfterGap).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef LMS_ANALYSIS_SWAPCANDIDATES_H
@@ -35,6 +40,11 @@ public:
   /// Usable as SwapOptions::canReuseAfter.
   bool canReuseAfter(::lms::TensorIndex t, ::lms::OpIndex a) const;
 
+  /// The other values of buffer t read after the gap (a, b): views of the
+  /// value valueAfterGap returns, each to be re-derived from its swap-in.
+  SmallVector<Value> viewsAfterGap(::lms::TensorIndex t, ::lms::OpIndex a,
+                                   ::lms::OpIndex b) const;
+
   /// The SSA value of an id returned by valueAfterGap.
   Value getValue(int id) const { return values[id].value; }
 
@@ -43,7 +53,13 @@ private:
     Value value;
     ::lms::OpIndex def;     ///< op that defines it (kEntry: an argument)
     ::lms::OpIndex lastUse; ///< last top-level op that reads it
+    int viewOf;             ///< the value it is a view of (-1: none)
   };
+  bool isViewOf(int id, int source) const;
+  /// The values of buffer t live across (a, b).
+  SmallVector<int> crossing(::lms::TensorIndex t, ::lms::OpIndex a,
+                            ::lms::OpIndex b) const;
+
   std::vector<Alias> values;
   /// Aliases of each buffer (indices into `values`).
   std::vector<std::vector<int>> aliasesOf;

@@ -10,6 +10,12 @@
 namespace mlir {
 namespace lms {
 
+/// Marks the view ops the swap rewrite re-derives from a swapped-in value,
+/// with the position (among the top-level ops of the function before the
+/// rewrite) of the view it copies; --lms-strip merges them back into it.
+constexpr llvm::StringLiteral kRederivedAttr = "lms.rederived";
+
+
 /// Inserts the swap ops of `plan` (made on `graph`, whose gaps `candidates`
 /// allowed) into the function `graph` was built from, in the order
 /// `::lms::applySwapPlan` gives them, and makes the uses after each gap read
