@@ -489,7 +489,7 @@ def write_markdown(rows, out, elapsed, calls):
         "every planner; for GPT-2 it is the backward of the loss over the "
         "50257-word vocabulary (three logits-sized tensors of the whole "
         "batch in one op: the incoming gradient, the log-probabilities and "
-        "the result), which is why its multiplier is small.",
+        "the result), which caps its multiplier near 3x.",
         "- Offloading costs link time: on v100-16g's PCIe (16 GB/s each "
         "way) the largest swapped batches run several times slower than "
         "with unlimited memory, on NVLink (150 GB/s) nearly at full speed. "
