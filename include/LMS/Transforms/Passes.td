@@ -164,7 +164,10 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
     offloads that are not needed, reuses host copies of unchanged values and
     refines the prefetch and release points by simulating the step (compute
     stream, one copy stream each way). A tensor may be offloaded over several
-    gaps; function arguments are candidates too.
+    gaps; function arguments are candidates too. Views of an offloaded value
+    made before the gap and read after it (reshapes, slices) are re-derived
+    from the swapped-in value, marked `lms.rederived` with the position of
+    the view they copy (`--lms-strip` merges them back).
 
     Input (budget 3 MiB; every tensor is 1 MiB):
 
