@@ -7,13 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "LMS/TransformOps/LMSTransformOps.h"
-#include "LMS/Analysis/DeviceModel.h"
 #include "LMS/Analysis/FunctionGraph.h"
 #include "LMS/Analysis/MemoryAnalysis.h"
-#include "LMS/Analysis/Options.h"
 #include "LMS/Dialect/LMS/IR/LMSDialect.h"
 #include "LMS/Transforms/FunctionPlanning.h"
-#include "LMS/Transforms/GlobalOptions.h"
 #include "LMS/Transforms/PlanningSupport.h"
 
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
@@ -21,57 +18,41 @@
 
 using namespace mlir;
 using namespace mlir::transform;
+using mlir::lms::PlanningContext;
+using mlir::lms::RematKnobs;
+using mlir::lms::SwapKnobs;
+using mlir::lms::insertSwapsInFunction;
+using mlir::lms::rematerializeFunction;
+using mlir::lms::resolveFunctionBudget;
+using mlir::lms::resolvePlanningContext;
+using mlir::lms::verifyRematKnobs;
+using mlir::lms::verifySwapKnobs;
 
-/// Options shared by the planning ops: graph options as the passes' defaults,
-/// the device, and the budget in bytes for `func`.
-struct PlanningSetup {
-  mlir::lms::GraphOptions graphOptions;
-  ::lms::DeviceSpec device;
-  uint64_t limit = 0;
-};
-
-static FailureOr<PlanningSetup> setUp(FunctionOpInterface func,
-                                      StringRef budget, StringRef device) {
-  PlanningSetup setup;
-  FailureOr<mlir::lms::GraphOptions> options = mlir::lms::makeGraphOptions(
-      func, /*alignment=*/1, /*dynamicBytes=*/"", /*keepArguments=*/false);
-  if (failed(options))
+/// The passes' context (default graph options, the device, the budget
+/// option) and the budget of `func`.
+static FailureOr<std::pair<PlanningContext, uint64_t>>
+setUp(FunctionOpInterface func, StringRef budget, StringRef device) {
+  FailureOr<PlanningContext> context = resolvePlanningContext(
+      func, /*alignment=*/1, /*dynamicBytes=*/"", device, budget);
+  if (failed(context))
     return failure();
-  setup.graphOptions = *options;
-  FailureOr<::lms::DeviceSpec> spec = mlir::lms::resolveDevice(func, device);
-  if (failed(spec))
-    return failure();
-  setup.device = *spec;
-  FailureOr<mlir::lms::FunctionGraph> graph =
-      mlir::lms::FunctionGraph::build(func, setup.graphOptions);
-  if (failed(graph))
-    return failure();
-  std::string option =
-      budget.empty() ? mlir::lms::getGlobalBudget() : budget.str();
-  FailureOr<uint64_t> limit = mlir::lms::resolveBudgetBytes(
-      func, option, setup.device, setup.graphOptions, *graph);
+  FailureOr<uint64_t> limit = resolveFunctionBudget(func, *context);
   if (failed(limit))
     return failure();
-  setup.limit = *limit;
-  return setup;
+  return std::make_pair(*context, *limit);
 }
 
 DiagnosedSilenceableFailure LMSInsertSwapsOp::applyToOne(
     TransformRewriter &rewriter, FunctionOpInterface target,
     ApplyToEachResultList &results, TransformState &state) {
-  static const char *planners[] = {"lms", "tflms", "swap-all"};
-  if (!llvm::is_contained(planners, getPlanner()))
-    return emitDefiniteFailure()
-           << "invalid planner '" << getPlanner()
-           << "': expected lms, tflms or swap-all";
-  FailureOr<PlanningSetup> setup = setUp(target, getBudget(), getDevice());
-  if (failed(setup))
-    return DiagnosedSilenceableFailure::definiteFailure();
-  mlir::lms::SwapKnobs knobs;
+  SwapKnobs knobs;
   knobs.planner = getPlanner().str();
-  if (failed(mlir::lms::insertSwapsInFunction(target, setup->graphOptions,
-                                              setup->device, setup->limit,
-                                              knobs)))
+  if (failed(verifySwapKnobs(*this, knobs)))
+    return DiagnosedSilenceableFailure::definiteFailure();
+  auto setup = setUp(target, getBudget(), getDevice());
+  if (failed(setup) ||
+      failed(insertSwapsInFunction(target, setup->first.graphOptions,
+                                   setup->first.device, setup->second, knobs)))
     return DiagnosedSilenceableFailure::definiteFailure();
   return DiagnosedSilenceableFailure::success();
 }
@@ -79,23 +60,16 @@ DiagnosedSilenceableFailure LMSInsertSwapsOp::applyToOne(
 DiagnosedSilenceableFailure LMSRematerializeOp::applyToOne(
     TransformRewriter &rewriter, FunctionOpInterface target,
     ApplyToEachResultList &results, TransformState &state) {
-  static const char *planners[] = {"heuristic", "exact", "dtr", "chen-greedy",
-                                   "chen-sqrt"};
-  if (!llvm::is_contained(planners, getPlanner()))
-    return emitDefiniteFailure()
-           << "invalid planner '" << getPlanner()
-           << "': expected heuristic, exact, dtr, chen-greedy or chen-sqrt";
-  if (!(getTimeLimit().convertToDouble() >= 0))
-    return emitDefiniteFailure() << "invalid time_limit: expected seconds >= 0";
-  FailureOr<PlanningSetup> setup = setUp(target, getBudget(), getDevice());
-  if (failed(setup))
-    return DiagnosedSilenceableFailure::definiteFailure();
-  mlir::lms::RematKnobs knobs;
+  RematKnobs knobs;
   knobs.planner = getPlanner().str();
   knobs.timeLimitSeconds = getTimeLimit().convertToDouble();
-  if (failed(mlir::lms::rematerializeFunction(target, setup->graphOptions,
-                                              setup->device, setup->limit,
-                                              knobs)))
+  if (failed(verifyRematKnobs(*this, knobs, "planner", "time_limit")))
+    return DiagnosedSilenceableFailure::definiteFailure();
+  auto setup = setUp(target, getBudget(), getDevice());
+  if (failed(setup) ||
+      failed(rematerializeFunction(target, setup->first.graphOptions,
+                                   setup->first.device, setup->second,
+                                   knobs)))
     return DiagnosedSilenceableFailure::definiteFailure();
   return DiagnosedSilenceableFailure::success();
 }

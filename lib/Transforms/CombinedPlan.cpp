@@ -49,40 +49,27 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                          << "': expected auto, swap or recompute";
       return signalPassFailure();
     }
-    static const char *rematPlanners[] = {"heuristic", "exact", "dtr",
-                                          "chen-greedy", "chen-sqrt"};
-    if (!llvm::is_contained(rematPlanners, StringRef(rematPlanner))) {
-      module.emitError() << "invalid remat-planner '" << rematPlanner
-                         << "': expected heuristic, exact, dtr, chen-greedy "
-                            "or chen-sqrt";
+    swapKnobs.planner = swapPlanner;
+    rematKnobs.planner = rematPlanner;
+    rematKnobs.timeLimitSeconds = timeLimit;
+    if (failed(verifyRematKnobs(module, rematKnobs, "remat-planner")) ||
+        failed(verifySwapKnobs(module, swapKnobs, "swap-planner")))
       return signalPassFailure();
-    }
-    if (swapPlanner != "lms" && swapPlanner != "tflms" &&
-        swapPlanner != "swap-all") {
-      module.emitError() << "invalid swap-planner '" << swapPlanner
-                         << "': expected lms, tflms or swap-all";
+    FailureOr<PlanningContext> context = resolvePlanningContext(
+        module, alignment, dynamicBytes, device, budget);
+    if (failed(context))
       return signalPassFailure();
-    }
-    if (!(timeLimit >= 0)) {
-      module.emitError() << "invalid time-limit " << timeLimit
-                         << ": expected a number of seconds >= 0";
-      return signalPassFailure();
-    }
-    FailureOr<GraphOptions> graphOptions =
-        makeGraphOptions(module, alignment, dynamicBytes, false);
-    if (failed(graphOptions))
-      return signalPassFailure();
-    FailureOr<::lms::DeviceSpec> spec = resolveDevice(module, device);
-    if (failed(spec))
-      return signalPassFailure();
-    std::string budgetOption = budget.empty() ? getGlobalBudget() : budget;
     bool failedAny = false;
     for (FunctionOpInterface func : functionsCalleesFirst(module))
-      if (failed(runOnFunction(func, *graphOptions, *spec, budgetOption)))
+      if (failed(runOnFunction(func, context->graphOptions, context->device,
+                               context->budgetOption)))
         failedAny = true;
     if (failedAny)
       signalPassFailure();
   }
+
+  SwapKnobs swapKnobs;
+  RematKnobs rematKnobs;
 
   /// Offloads until the peak is `swapBudget`, then recomputes down to
   /// `limit`; the estimated step time of the result.
@@ -91,11 +78,6 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                            const ::lms::DeviceSpec &spec, uint64_t swapBudget,
                            uint64_t limit) {
     Outcome outcome;
-    SwapKnobs swapKnobs;
-    swapKnobs.planner = swapPlanner;
-    RematKnobs rematKnobs;
-    rematKnobs.planner = rematPlanner;
-    rematKnobs.timeLimitSeconds = timeLimit;
     FailureOr<SwapStats> swaps =
         insertSwapsInFunction(func, graphOptions, spec, swapBudget, swapKnobs);
     if (failed(swaps))

@@ -34,6 +34,39 @@ static LogicalResult checkFits(FunctionOpInterface func,
   return success();
 }
 
+LogicalResult mlir::lms::verifySwapKnobs(Operation *at, const SwapKnobs &knobs,
+                                         StringRef plannerOption) {
+  static const char *planners[] = {"lms", "tflms", "swap-all"};
+  if (llvm::is_contained(planners, StringRef(knobs.planner)))
+    return success();
+  return at->emitError() << "invalid " << plannerOption << " '"
+                         << knobs.planner
+                         << "': expected lms, tflms or swap-all";
+}
+
+LogicalResult mlir::lms::verifyRematKnobs(Operation *at,
+                                          const RematKnobs &knobs,
+                                          StringRef plannerOption,
+                                          StringRef timeLimitOption) {
+  static const char *planners[] = {"heuristic", "exact", "dtr", "chen-greedy",
+                                   "chen-sqrt"};
+  if (!llvm::is_contained(planners, StringRef(knobs.planner)))
+    return at->emitError() << "invalid " << plannerOption << " '"
+                           << knobs.planner
+                           << "': expected heuristic, exact, dtr, "
+                              "chen-greedy or chen-sqrt";
+  if (knobs.planner == "exact" && !::lms::haveExactSolver())
+    return at->emitError()
+           << plannerOption
+           << "=exact needs CBC: this build has no MILP solver (install "
+              "coinor-libcbc-dev and rebuild)";
+  if (!(knobs.timeLimitSeconds >= 0))
+    return at->emitError() << "invalid " << timeLimitOption << " "
+                           << knobs.timeLimitSeconds
+                           << ": expected a number of seconds >= 0";
+  return success();
+}
+
 FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
     FunctionOpInterface func, const GraphOptions &graphOptions,
     const ::lms::DeviceSpec &spec, uint64_t limit, const SwapKnobs &knobs) {

@@ -43,25 +43,22 @@ struct LMSInsertSwapsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (planner != "lms" && planner != "tflms" && planner != "swap-all") {
-      module.emitError() << "invalid planner '" << planner
-                         << "': expected lms, tflms or swap-all";
+    SwapKnobs knobs;
+    knobs.planner = planner;
+    knobs.swapoutThreshold = swapoutThreshold;
+    knobs.swapinAhead = swapinAhead;
+    knobs.swapinGroupby = swapinGroupby;
+    if (failed(verifySwapKnobs(module, knobs)))
       return signalPassFailure();
-    }
-    FailureOr<GraphOptions> graphOptions =
-        makeGraphOptions(module, alignment, dynamicBytes, false);
-    if (failed(graphOptions))
+    FailureOr<PlanningContext> context = resolvePlanningContext(
+        module, alignment, dynamicBytes, device, budget);
+    if (failed(context))
       return signalPassFailure();
-    FailureOr<::lms::DeviceSpec> spec = resolveDevice(module, device);
-    if (failed(spec))
-      return signalPassFailure();
-    std::string budgetOption = budget.empty() ? getGlobalBudget() : budget;
 
     bool failedAny = false;
-    for (FunctionOpInterface func : functionsCalleesFirst(module)) {
-      if (failed(runOnFunction(func, *graphOptions, *spec, budgetOption)))
+    for (FunctionOpInterface func : functionsCalleesFirst(module))
+      if (failed(runOnFunction(func, *context, knobs)))
         failedAny = true;
-    }
     if (failedAny)
       return signalPassFailure();
     if (printStatistics)
@@ -81,23 +78,13 @@ struct LMSInsertSwapsPass
   } totals;
 
   LogicalResult runOnFunction(FunctionOpInterface func,
-                              const GraphOptions &graphOptions,
-                              const ::lms::DeviceSpec &spec,
-                              StringRef budgetOption) {
-    FailureOr<FunctionGraph> graph = FunctionGraph::build(func, graphOptions);
-    if (failed(graph))
-      return failure();
-    FailureOr<uint64_t> limit =
-        resolveBudgetBytes(func, budgetOption, spec, graphOptions, *graph);
+                              const PlanningContext &context,
+                              const SwapKnobs &knobs) {
+    FailureOr<uint64_t> limit = resolveFunctionBudget(func, context);
     if (failed(limit))
       return failure();
-    SwapKnobs knobs;
-    knobs.planner = planner;
-    knobs.swapoutThreshold = swapoutThreshold;
-    knobs.swapinAhead = swapinAhead;
-    knobs.swapinGroupby = swapinGroupby;
-    FailureOr<SwapStats> stats =
-        insertSwapsInFunction(func, graphOptions, spec, *limit, knobs);
+    FailureOr<SwapStats> stats = insertSwapsInFunction(
+        func, context.graphOptions, context.device, *limit, knobs);
     if (failed(stats))
       return failure();
     uint64_t stall = static_cast<uint64_t>(stats->stallSeconds * 1e6 + 0.5);

@@ -1,10 +1,12 @@
 //===- PlanningSupport.cpp - What the planning passes share ---------------===//
 
 #include "LMS/Transforms/PlanningSupport.h"
+#include "LMS/Analysis/DeviceModel.h"
 #include "LMS/Analysis/Options.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "LMS/Graph/Memory.h"
 #include "LMS/Graph/Units.h"
+#include "LMS/Transforms/GlobalOptions.h"
 #include "LMS/Transforms/Strip.h"
 
 #include "mlir/Interfaces/CallInterfaces.h"
@@ -97,4 +99,33 @@ LogicalResult mlir::lms::reportInfeasible(FunctionOpInterface func,
   else
     diag << "of @" << func.getName() << ": " << infeasible.reason;
   return diag;
+}
+
+FailureOr<PlanningContext>
+mlir::lms::resolvePlanningContext(Operation *scope, uint64_t alignment,
+                                  StringRef dynamicBytes, StringRef device,
+                                  StringRef budget) {
+  PlanningContext context;
+  FailureOr<GraphOptions> graphOptions =
+      makeGraphOptions(scope, alignment, dynamicBytes, false);
+  if (failed(graphOptions))
+    return failure();
+  context.graphOptions = *graphOptions;
+  FailureOr<::lms::DeviceSpec> spec = resolveDevice(scope, device);
+  if (failed(spec))
+    return failure();
+  context.device = *spec;
+  context.budgetOption = budget.empty() ? getGlobalBudget() : budget.str();
+  return context;
+}
+
+FailureOr<uint64_t>
+mlir::lms::resolveFunctionBudget(FunctionOpInterface func,
+                                 const PlanningContext &context) {
+  FailureOr<FunctionGraph> graph =
+      FunctionGraph::build(func, context.graphOptions);
+  if (failed(graph))
+    return failure();
+  return resolveBudgetBytes(func, context.budgetOption, context.device,
+                            context.graphOptions, *graph);
 }

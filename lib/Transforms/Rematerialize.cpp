@@ -341,36 +341,20 @@ struct LMSRematerializePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    static const char *planners[] = {"heuristic", "exact", "dtr",
-                                     "chen-greedy", "chen-sqrt"};
-    if (!llvm::is_contained(planners, StringRef(planner))) {
-      module.emitError() << "invalid planner '" << planner
-                         << "': expected heuristic, exact, dtr, chen-greedy "
-                            "or chen-sqrt";
+    RematKnobs knobs;
+    knobs.planner = planner;
+    knobs.timeLimitSeconds = timeLimit;
+    knobs.seed = seed;
+    if (failed(verifyRematKnobs(module, knobs)))
       return signalPassFailure();
-    }
-    if (planner == "exact" && !::lms::haveExactSolver()) {
-      module.emitError() << "planner=exact needs CBC: this build has no MILP "
-                            "solver (install coinor-libcbc-dev and rebuild)";
+    FailureOr<PlanningContext> context = resolvePlanningContext(
+        module, alignment, dynamicBytes, device, budget);
+    if (failed(context))
       return signalPassFailure();
-    }
-    if (!(timeLimit >= 0)) {
-      module.emitError() << "invalid time-limit " << timeLimit
-                         << ": expected a number of seconds >= 0";
-      return signalPassFailure();
-    }
-    FailureOr<GraphOptions> graphOptions =
-        makeGraphOptions(module, alignment, dynamicBytes, false);
-    if (failed(graphOptions))
-      return signalPassFailure();
-    FailureOr<::lms::DeviceSpec> spec = resolveDevice(module, device);
-    if (failed(spec))
-      return signalPassFailure();
-    std::string budgetOption = budget.empty() ? getGlobalBudget() : budget;
 
     bool failedAny = false;
     for (FunctionOpInterface func : functionsCalleesFirst(module))
-      if (failed(runOnFunction(func, *graphOptions, *spec, budgetOption)))
+      if (failed(runOnFunction(func, *context, knobs)))
         failedAny = true;
     if (failedAny)
       return signalPassFailure();
@@ -388,22 +372,13 @@ struct LMSRematerializePass
   RematStats totals;
 
   LogicalResult runOnFunction(FunctionOpInterface func,
-                              const GraphOptions &graphOptions,
-                              const ::lms::DeviceSpec &spec,
-                              StringRef budgetOption) {
-    FailureOr<FunctionGraph> graph = FunctionGraph::build(func, graphOptions);
-    if (failed(graph))
-      return failure();
-    FailureOr<uint64_t> limit =
-        resolveBudgetBytes(func, budgetOption, spec, graphOptions, *graph);
+                              const PlanningContext &context,
+                              const RematKnobs &knobs) {
+    FailureOr<uint64_t> limit = resolveFunctionBudget(func, context);
     if (failed(limit))
       return failure();
-    RematKnobs knobs;
-    knobs.planner = planner;
-    knobs.timeLimitSeconds = timeLimit;
-    knobs.seed = seed;
-    FailureOr<RematStats> stats =
-        rematerializeFunction(func, graphOptions, spec, *limit, knobs);
+    FailureOr<RematStats> stats = rematerializeFunction(
+        func, context.graphOptions, context.device, *limit, knobs);
     if (failed(stats))
       return failure();
     numRecomputes += stats->recomputes;

@@ -27,6 +27,11 @@ struct SwapKnobs {
   int swapoutThreshold = -1, swapinAhead = -1, swapinGroupby = -1;
 };
 
+/// Emits "invalid <plannerOption> '...': expected lms, tflms or swap-all" at
+/// `at` and fails for an unknown swap planner.
+LogicalResult verifySwapKnobs(Operation *at, const SwapKnobs &knobs,
+                              StringRef plannerOption = "planner");
+
 struct SwapStats {
   uint64_t tensors = 0, swapOuts = 0, swapIns = 0, toHost = 0, toDevice = 0;
   double stallSeconds = 0;
@@ -46,6 +51,13 @@ struct RematKnobs {
   double timeLimitSeconds = 1.0;
   uint64_t seed = 1;
 };
+
+/// Fails, with the error at `at`, for an unknown planner, planner=exact in a
+/// build without CBC, or a negative time limit; the messages name the
+/// options as the caller spells them.
+LogicalResult verifyRematKnobs(Operation *at, const RematKnobs &knobs,
+                               StringRef plannerOption = "planner",
+                               StringRef timeLimitOption = "time-limit");
 
 struct RematStats {
   uint64_t recomputes = 0;

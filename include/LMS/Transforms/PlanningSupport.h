@@ -4,14 +4,39 @@
 #define LMS_TRANSFORMS_PLANNINGSUPPORT_H
 
 #include "LMS/Analysis/FunctionGraph.h"
+#include "LMS/Analysis/Options.h"
 #include "LMS/Graph/Device.h"
 #include "LMS/Graph/Swap.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
+#include <string>
+
 namespace mlir {
 namespace lms {
+
+/// What every planning entry point (pass or transform op) resolves once for
+/// its scope: the graph options, the device, and the budget option (its own,
+/// else `--lms-budget`).
+struct PlanningContext {
+  GraphOptions graphOptions;
+  ::lms::DeviceSpec device;
+  std::string budgetOption;
+};
+
+/// Resolves a PlanningContext for `scope` (a module or an op in one); emits
+/// the error at `scope` and fails on a malformed option or unknown device.
+FailureOr<PlanningContext> resolvePlanningContext(Operation *scope,
+                                                  uint64_t alignment,
+                                                  StringRef dynamicBytes,
+                                                  StringRef device,
+                                                  StringRef budget);
+
+/// The budget of `func` in bytes under `context` (resolveBudgetBytes on the
+/// function's graph).
+FailureOr<uint64_t> resolveFunctionBudget(FunctionOpInterface func,
+                                          const PlanningContext &context);
 
 /// The functions of `module` with a body, callees before their callers (so
 /// that a caller is planned with its callees' final peaks).
