@@ -19,9 +19,9 @@
 using namespace mlir;
 using namespace mlir::lms;
 
-/// Recompute inlining, bufferization and deallocation, and the lms ops and
-/// device buffers to async GPU-dialect copies.
-static void addBufferizationAndCopies(OpPassManager &pm, bool computeOnGPU) {
+/// Recompute inlining, bufferization (function boundaries, identity layouts)
+/// and deallocation after the last use.
+static void addBufferization(OpPassManager &pm) {
   pm.addPass(createLMSInlineRecomputes());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -29,14 +29,30 @@ static void addBufferizationAndCopies(OpPassManager &pm, bool computeOnGPU) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createLMSDeallocate());
+}
+
+/// The lms ops and device buffers to async GPU-dialect copies.
+static void addCopies(OpPassManager &pm, bool computeOnGPU) {
   ConvertLMSToGPUOptions toGPU;
   toGPU.copyHostCallOperands = computeOnGPU;
   pm.addPass(createConvertLMSToGPU(toGPU));
 }
 
+/// --lms-insert-swaps when the pipeline is given a budget.
+static void addSwapPlanning(OpPassManager &pm, const std::string &budget,
+                            const std::string &device) {
+  if (budget.empty())
+    return;
+  LMSInsertSwapsOptions swaps;
+  swaps.budget = budget;
+  swaps.device = device;
+  pm.addPass(createLMSInsertSwaps(swaps));
+}
+
 /// Compute on the CPU: everything to the LLVM dialect.
 static void addHostLowering(OpPassManager &pm) {
-  addBufferizationAndCopies(pm, /*computeOnGPU=*/false);
+  addBufferization(pm);
+  addCopies(pm, /*computeOnGPU=*/false);
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -59,19 +75,11 @@ static void addHostLowering(OpPassManager &pm) {
 static void addGPULowering(OpPassManager &pm, const std::string &chip,
                            const std::string &features,
                            const std::string &format) {
-  pm.addPass(createLMSInlineRecomputes());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createLMSDeallocate());
+  addBufferization(pm);
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addPass(createConvertParallelLoopToGpuPass());
-  ConvertLMSToGPUOptions toGPU;
-  toGPU.copyHostCallOperands = true;
-  pm.addPass(createConvertLMSToGPU(toGPU));
+  addCopies(pm, /*computeOnGPU=*/true);
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createLowerAffinePass());
   gpu::GPUToNVVMPipelineOptions nvvm;
@@ -130,23 +138,13 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
 
 void mlir::lms::buildLMSHostPipeline(OpPassManager &pm,
                                      const LMSHostPipelineOptions &options) {
-  if (!options.budget.empty()) {
-    LMSInsertSwapsOptions swaps;
-    swaps.budget = options.budget;
-    swaps.device = options.device;
-    pm.addPass(createLMSInsertSwaps(swaps));
-  }
+  addSwapPlanning(pm, options.budget, options.device);
   addHostLowering(pm);
 }
 
 void mlir::lms::buildLMSGPUPipeline(OpPassManager &pm,
                                     const LMSGPUPipelineOptions &options) {
-  if (!options.budget.empty()) {
-    LMSInsertSwapsOptions swaps;
-    swaps.budget = options.budget;
-    swaps.device = options.device;
-    pm.addPass(createLMSInsertSwaps(swaps));
-  }
+  addSwapPlanning(pm, options.budget, options.device);
   addGPULowering(pm, options.chip, options.features, options.format);
 }
 
