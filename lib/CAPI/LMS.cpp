@@ -14,6 +14,7 @@
 #include "mlir/CAPI/Utils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
@@ -143,6 +144,11 @@ int64_t lmsGetPeakBytes(MlirModule module, MlirStringRef symbol) {
   if (!func) {
     emitError(moduleOp.getLoc()) << "lmsGetPeakBytes: no function '"
                                  << unwrap(symbol) << "' in the module";
+    return -1;
+  }
+  if (!isa<FunctionOpInterface>(func)) {
+    emitError(func->getLoc()) << "lmsGetPeakBytes: '" << unwrap(symbol)
+                              << "' is not a function";
     return -1;
   }
   FailureOr<mlir::lms::FunctionGraph> graph = mlir::lms::FunctionGraph::build(func);
