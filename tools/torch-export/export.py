@@ -26,7 +26,6 @@ Needs Debian's python3-torch and python3-torchvision (scripts/deps.sh).
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -187,8 +186,8 @@ def main():
     real = a.with_main or a.reference
     x, y = inputs(shape_fn, kind, classes, a.batch, real, a.seed)
 
-    if not real:
-        _keep = register_meta_kernels()  # noqa: F841 (lives while tracing)
+    # The registrations last as long as the library object.
+    meta_kernels = register_meta_kernels() if not real else None
     t0 = time.time()
     try:
         gm = make_fx(step, tracing_mode="real" if real else "fake")(
@@ -197,6 +196,7 @@ def main():
         sys.exit(f"export.py: {a.model} does not run at batch {a.batch}, "
                  f"size {a.size}: {e}")
     t_trace = time.time() - t0
+    del meta_kernels  # tracing done: the shape-only kernels may go
 
     em = lower.Emitter()
     low = lower.Lowering(em)

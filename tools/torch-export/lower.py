@@ -47,7 +47,6 @@ class V:
         self.dtype = dtype
         self.bshape = tuple(bshape if bshape is not None else shape)
         self.idx = list(idx if idx is not None else range(len(self.shape)))
-        self.pool_out = None  # for max-pool indices: the pooled values
 
     @property
     def plain(self):
@@ -215,16 +214,12 @@ class Emitter:
                 idx.append(j + lead)
         return V(v.name, shape, v.dtype, v.bshape, idx)
 
-    def broadcast_to(self, v, shape):
-        """Torch broadcasting of v to `shape` (as a lazy view)."""
-        return self.expand(v, shape)
-
     # ---- elementwise and reductions ------------------------------------------
     def ew(self, shape, ins, body, dtype=F32):
         shape = tuple(shape)
         n = len(shape)
         d = [f"d{i}" for i in range(n)]
-        ins = [self.broadcast_to(v, shape) for v in ins]
+        ins = [self.expand(v, shape) for v in ins]
         out = V(self.empty(shape, dtype), shape, dtype)
         return self.generic(n, ["parallel"] * n, ins, [d] * len(ins), [out],
                             [d], body)[0]
@@ -244,7 +239,7 @@ class Emitter:
             oshape = tuple(s for i, s in enumerate(shape) if i not in dims)
             omap = [d[i] for i in range(n) if i not in dims]
         kinds = ["reduction" if i in dims else "parallel" for i in range(n)]
-        ins = [self.broadcast_to(v, shape) for v in ins]
+        ins = [self.expand(v, shape) for v in ins]
         inits = inits or [(init, F32)] * outs_count
         outs = [self.filled(oshape, iv, dt) for iv, dt in inits]
         return self.generic(n, kinds, ins, [d] * len(ins), outs,
@@ -682,9 +677,7 @@ class Lowering:
             return self.em.sum(g, [2, 3], True)
         kh, kw = ks[0][1], ks[1][1]
         # gx[h, w] = g[h / kh, w / kw] / (kh * kw)
-        view = V(g.name, x.shape, g.dtype, g.bshape, g.idx)
-        n = 4
-        d = [f"d{i}" for i in range(n)]
+        d = [f"d{i}" for i in range(4)]
         g = self.em.materialize(g)
         out = V(self.em.empty(x.shape), x.shape)
         return self.em.generic(
@@ -720,7 +713,7 @@ class Lowering:
     def op_addmm(self, node, meta, bias, a, b, beta=1, alpha=1):
         if beta != 1 or alpha != 1:
             raise Unsupported("export.py: addmm with alpha/beta")
-        init = self.em.materialize(self.em.broadcast_to(bias,
+        init = self.em.materialize(self.em.expand(bias,
                                                         self.shape_of(meta)))
         return self._matmul(a, b, init=init)
 
@@ -756,11 +749,9 @@ class Lowering:
             a[1], bb.subf(a[0], a[2])))
 
     # ---- normalization --------------------------------------------------------
-    def _channel_view(self, v, shape, axis_dims):
+    def _channel_view(self, v, shape):
         """A [C]-shaped v seen as broadcast over `shape` along dim 1."""
-        n = len(shape)
-        idx = [1]
-        return V(v.name, shape, v.dtype, v.bshape, idx)
+        return V(v.name, shape, v.dtype, v.bshape, [1])
 
     def op_native_batch_norm(self, node, meta, x, w, b, rm, rv, training,
                              momentum, eps):
@@ -772,17 +763,17 @@ class Lowering:
         M = float(math.prod(shape) // C)
         s = self.em.sum(x, red)                          # [C]
         mean = self.em.ew((C,), [s], lambda a, bb: bb.divf(a[0], bb.c(M)))
-        mean_b = self._channel_view(mean, shape, red)
+        mean_b = self._channel_view(mean, shape)
         var = self.em.reduce([x, mean_b], red, False, lambda a, bb: bb.addf(
             a[2], bb.mulf(bb.subf(a[0], a[1]), bb.subf(a[0], a[1]))),
             shape=shape)[0]
         invstd = self.em.ew((C,), [var], lambda a, bb: bb.rsqrt(
             bb.addf(bb.divf(a[0], bb.c(M)), bb.c(eps))))
-        ins = [x, mean_b, self._channel_view(invstd, shape, red)]
+        ins = [x, mean_b, self._channel_view(invstd, shape)]
         if w is not None:
-            ins.append(self._channel_view(w, shape, red))
+            ins.append(self._channel_view(w, shape))
         if b is not None:
-            ins.append(self._channel_view(b, shape, red))
+            ins.append(self._channel_view(b, shape))
 
         def body(a, bb):
             y = bb.mulf(bb.subf(a[0], a[1]), a[2])
@@ -803,8 +794,8 @@ class Lowering:
         C = shape[1]
         red = [0] + list(range(2, len(shape)))
         M = float(math.prod(shape) // C)
-        mean_b = self._channel_view(save_mean, shape, red)
-        inv_b = self._channel_view(save_invstd, shape, red)
+        mean_b = self._channel_view(save_mean, shape)
+        inv_b = self._channel_view(save_invstd, shape)
         gb, gdot = self.em.reduce(
             [g, x, mean_b], red, False,
             lambda a, bb: [bb.addf(a[3], a[0]),
@@ -812,10 +803,10 @@ class Lowering:
             shape=shape, outs_count=2)
         gw = self.em.ew((C,), [gdot, save_invstd],
                         lambda a, bb: bb.mulf(a[0], a[1]))
-        ins = [g, x, mean_b, inv_b, self._channel_view(gb, shape, red),
-               self._channel_view(gdot, shape, red)]
+        ins = [g, x, mean_b, inv_b, self._channel_view(gb, shape),
+               self._channel_view(gdot, shape)]
         if w is not None:
-            ins.append(self._channel_view(w, shape, red))
+            ins.append(self._channel_view(w, shape))
 
         def body(a, bb):
             g_, x_, m_, i_, gb_, gd_ = a[:6]
@@ -972,7 +963,6 @@ class Lowering:
         shape = tuple(s + l + h for s, l, h in zip(x.shape, lo, hi))
         name = self.em.fresh("pad")
         c = self.em.const(value, dtype)
-        idx = ", ".join(f"%i{k}" for k in range(len(shape)))
         self.em.emit(f"{name} = tensor.pad {x.name} low[{', '.join(map(str, lo))}]"
                      f" high[{', '.join(map(str, hi))}] {{")
         self.em.emit(f"^bb0({', '.join(f'%i{k}: index' for k in range(len(shape)))}):")
@@ -1210,7 +1200,6 @@ class Lowering:
             2 + 2 * k, ["parallel"] * (2 + k) + ["reduction"] * k,
             [xp, ker], [["d0", "d1"] + xin, kk], [vals, idxs],
             [["d0", "d1"] + sp] * 2, body)
-        ind.pool_out = out
         return (out, ind)
 
     def op_max_pool2d_with_indices(self, node, meta, x, kernel, stride=(),
