@@ -476,6 +476,17 @@ llvm::Error infeasible(const llvm::Twine &message) {
                                  message.str());
 }
 
+/// Fails when `budget` is below rematLowerBound(graph).
+llvm::Error checkLowerBound(const Graph &graph, uint64_t budget) {
+  uint64_t lower = rematLowerBound(graph);
+  if (budget >= lower)
+    return llvm::Error::success();
+  return infeasible(llvm::formatv("budget {0} is below the smallest feasible "
+                                  "budget {1}",
+                                  budget, lower)
+                        .str());
+}
+
 } // namespace
 
 llvm::Expected<RematResult> lms::detail::finishPlan(const Graph &graph,
@@ -617,18 +628,10 @@ llvm::Expected<RematResult> lms::planChenGreedy(const Graph &graph,
 llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
                                               uint64_t budget,
                                               const RematOptions &options) {
-  uint64_t lower = rematLowerBound(graph);
-  if (budget < lower)
-    return infeasible(llvm::formatv("budget {0} is below the smallest "
-                                    "feasible budget {1}",
-                                    budget, lower)
-                          .str());
-  auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start)
-        .count();
-  };
+  if (llvm::Error error = checkLowerBound(graph, budget))
+    return std::move(error);
+  detail::Stopwatch stopwatch;
+  auto elapsed = [&] { return stopwatch.seconds(); };
   Engine engine(graph, options.device);
   std::vector<double> weights(graph.numTensors(), 1.0);
   // Two ways to recompute a stage's missing inputs: all at once in schedule
@@ -730,12 +733,8 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
 llvm::Expected<RematResult>
 lms::planRematHeuristic(const Graph &graph, uint64_t budget,
                         const RematOptions &options) {
-  uint64_t lower = rematLowerBound(graph);
-  if (budget < lower)
-    return infeasible(llvm::formatv("budget {0} is below the smallest "
-                                    "feasible budget {1}",
-                                    budget, lower)
-                          .str());
+  if (llvm::Error error = checkLowerBound(graph, budget))
+    return std::move(error);
   // The interval search is O(stages) per split: for very large graphs the
   // DTR simulation alone.
   if (graph.numOps() > kIntervalSearchMaxOps)

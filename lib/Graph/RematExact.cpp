@@ -58,15 +58,11 @@ namespace {
 /// Shared by the event handler's clones (CBC copies its models).
 struct ProgressState {
   const RematOptions *options;
-  std::chrono::steady_clock::time_point start;
+  detail::Stopwatch stopwatch; ///< a copy of the planner's: the same start
   double lastReport = -1;
   double incumbent = std::numeric_limits<double>::infinity();
   double bound = 0;
-  double elapsed() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start)
-        .count();
-  }
+  double elapsed() const { return stopwatch.seconds(); }
 };
 
 class ProgressHandler : public CbcEventHandler {
@@ -279,12 +275,8 @@ static void stagesOfPlan(const Graph &graph, const Plan &plan,
 llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
                                                 uint64_t budget,
                                                 const RematOptions &options) {
-  auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start)
-        .count();
-  };
+  detail::Stopwatch stopwatch;
+  auto elapsed = [&] { return stopwatch.seconds(); };
   // The heuristic first: the MIP start, and the answer for graphs too large
   // for the MILP.
   RematOptions heuristicOptions = options;
@@ -442,7 +434,7 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
 
   CbcModel model(solver);
   model.messageHandler()->setLogLevel(0);
-  ProgressState progress{&options, start};
+  ProgressState progress{&options, stopwatch};
   ProgressHandler handler(&progress);
   model.passInEventHandler(&handler);
   if (warm) {

@@ -920,12 +920,8 @@ private:
 llvm::Expected<RematResult>
 lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
                                 const RematOptions &options) {
-  auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start)
-        .count();
-  };
+  detail::Stopwatch stopwatch;
+  auto elapsed = [&] { return stopwatch.seconds(); };
   IntervalPlanner planner(graph, options.device, budget);
 
   planner.reset();
