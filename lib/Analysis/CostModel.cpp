@@ -176,12 +176,40 @@ static bool isDataMovement(Operation *op) {
       .Default(false);
 }
 
+bool mlir::lms::isHostConstant(Operation *op) {
+  if (op->getNumOperands() != 0 || op->getNumResults() != 1 ||
+      op->getNumRegions() != 0 || !isa<TensorType>(op->getResult(0).getType()))
+    return false;
+  if (op->hasTrait<OpTrait::ConstantLike>())
+    return true;
+  StringRef name = op->getName().getStringRef();
+  return name == "ml_program.global_load_const" ||
+         name == "ml_program.global_load";
+}
+
+/// The upload of a host constant: a splat is filled on the device (device
+/// memory bandwidth), other data crosses the host link.
+static OpCost hostConstantCost(Operation *op,
+                               llvm::function_ref<uint64_t(Value)> bytesOf) {
+  OpCost cost;
+  double bytes = static_cast<double>(bytesOf(op->getResult(0)));
+  auto elements = dyn_cast_or_null<DenseElementsAttr>(
+      op->getAttr("value"));
+  if (elements && elements.isSplat())
+    cost.bytes = bytes;
+  else
+    cost.h2dBytes = bytes;
+  return cost;
+}
+
 OpCost mlir::lms::estimateOpCost(Operation *op,
                                  llvm::function_ref<uint64_t(Value)> bytesOf) {
   if (std::optional<OpCost> cost = costFromAttribute(op))
     return *cost;
+  if (isHostConstant(op))
+    return hostConstantCost(op, bytesOf);
   OpCost cost;
-  // Free: views, terminators, constants, allocations, lms waits, scalars.
+  // Free: views, terminators, scalar constants, allocations, lms waits, scalars.
   if (isViewLikeOp(op) || op->hasTrait<OpTrait::IsTerminator>() ||
       op->hasTrait<OpTrait::ConstantLike>() || isa<SwapWaitOp>(op) ||
       isa<RecomputeOp>(op))

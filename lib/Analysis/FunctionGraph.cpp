@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/CallInterfaces.h"
@@ -21,6 +22,8 @@
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SmallPtrSet.h"
+
+#include <map>
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -70,6 +73,64 @@ static bool isBufferType(Type type) {
   return isa<TensorType, BaseMemRefType, HostType>(type);
 }
 
+/// Whether `value` is a view of a buffer (made by a view-like op), not the
+/// whole buffer (an allocation, or a result written in place into one).
+static bool isViewValue(Value value) {
+  Operation *def = value.getDefiningOp();
+  return def && isViewLikeOp(def);
+}
+
+/// Whether the function that `arg` belongs to borrows it: as `borrowed` says
+/// for a callee analysed at a call site, or as its arg_attrs say
+/// (`lms.borrowed`, set on the copies --lms-deallocate makes of callees).
+static bool isBorrowedArgument(BlockArgument arg, ArrayRef<bool> borrowed) {
+  if (!borrowed.empty())
+    return arg.getArgNumber() < borrowed.size() && borrowed[arg.getArgNumber()];
+  auto func = dyn_cast_or_null<FunctionOpInterface>(
+      arg.getOwner()->getParentOp());
+  return func && arg.getOwner()->isEntryBlock() &&
+         func.getArgAttr(arg.getArgNumber(), kBorrowedArgAttr);
+}
+
+/// The ops of `block` in the order the analyses schedule them: block order,
+/// except that each host constant (a constant tensor or a global load; on
+/// buffers, `memref.get_global`) is moved right before its first user, the
+/// first op of the block that uses it or holds a use of it in its regions.
+/// Unused constants stay where they are.
+static SmallVector<Operation *> scheduleOrder(Block &block) {
+  SmallVector<Operation *> order;
+  DenseMap<Operation *, SmallVector<Operation *, 1>> deferredBefore;
+  SmallPtrSet<Operation *, 8> deferred;
+  for (Operation &op : block) {
+    if (!isHostConstant(&op) && !isa<memref::GetGlobalOp>(op))
+      continue;
+    Operation *first = nullptr;
+    for (Operation *user : op.getUsers()) {
+      Operation *top = block.findAncestorOpInBlock(*user);
+      if (top && (!first || top->isBeforeInBlock(first)))
+        first = top;
+    }
+    if (first && first != &op) {
+      deferredBefore[first].push_back(&op);
+      deferred.insert(&op);
+    }
+  }
+  if (deferredBefore.empty()) {
+    for (Operation &op : block)
+      order.push_back(&op);
+    return order;
+  }
+  for (Operation &op : block) {
+    if (deferred.contains(&op))
+      continue;
+    auto it = deferredBefore.find(&op);
+    if (it != deferredBefore.end())
+      order.append(it->second.begin(), it->second.end());
+    order.push_back(&op);
+  }
+  return order;
+}
+
 namespace mlir {
 namespace lms {
 
@@ -94,11 +155,19 @@ private:
     OpCost cost;
   };
 
-  LogicalResult buildBlock(Block &block, bool regionMode, FunctionGraph &fg);
+  /// `borrowed`: for a function body, which arguments the function borrows
+  /// from its caller (resident to the end, read-only); empty: none, unless
+  /// the function's arg_attrs say so (`lms.borrowed`).
+  LogicalResult buildBlock(Block &block, bool regionMode, FunctionGraph &fg,
+                           ArrayRef<bool> borrowed = {});
   FailureOr<Summary> summarizeBlock(Operation *owner, Block &block);
   FailureOr<Summary> summarizeRegions(Operation *op);
-  FailureOr<Summary> summarizeCall(CallOpInterface call);
-  FailureOr<Summary> summarizeCallee(FunctionOpInterface callee);
+  /// `borrowed`: per call operand, whether the callee borrows it (the
+  /// caller still uses it after the call, or it is not the caller's to give).
+  FailureOr<Summary> summarizeCall(CallOpInterface call,
+                                   ArrayRef<bool> borrowed);
+  FailureOr<Summary> summarizeCallee(FunctionOpInterface callee,
+                                     ArrayRef<bool> borrowed);
 
   /// Bytes of a value of static shape (unaligned), or nullopt.
   std::optional<uint64_t> staticBytes(Type type);
@@ -113,7 +182,7 @@ private:
   const GraphOptions &options;
   DataLayout layout;
   DenseMap<Type, std::optional<uint64_t>> typeBytes;
-  DenseMap<Operation *, Summary> calleeSummaries;
+  std::map<std::pair<Operation *, std::vector<bool>>, Summary> calleeSummaries;
   SmallPtrSet<Operation *, 4> calleesInProgress;
   SymbolTableCollection symbolTables;
 };
@@ -253,12 +322,14 @@ FailureOr<GraphBuilder::Summary> GraphBuilder::summarizeRegions(Operation *op) {
 }
 
 FailureOr<GraphBuilder::Summary>
-GraphBuilder::summarizeCall(CallOpInterface call) {
+GraphBuilder::summarizeCall(CallOpInterface call, ArrayRef<bool> borrowed) {
   Operation *callee = call.resolveCallableInTable(&symbolTables);
   auto func = dyn_cast_or_null<FunctionOpInterface>(callee);
   if (!func || func.isExternal())
     return Summary{};
-  auto cached = calleeSummaries.find(callee);
+  std::pair<Operation *, std::vector<bool>> key(
+      callee, std::vector<bool>(borrowed.begin(), borrowed.end()));
+  auto cached = calleeSummaries.find(key);
   if (cached != calleeSummaries.end())
     return cached->second;
   if (!calleesInProgress.insert(callee).second) {
@@ -266,13 +337,13 @@ GraphBuilder::summarizeCall(CallOpInterface call) {
                       "counted");
     return Summary{};
   }
-  FailureOr<Summary> summary = summarizeCallee(func);
+  FailureOr<Summary> summary = summarizeCallee(func, borrowed);
   calleesInProgress.erase(callee);
   if (failed(summary)) {
     call->emitRemark("in a call from here");
     return failure();
   }
-  calleeSummaries[callee] = *summary;
+  calleeSummaries[key] = *summary;
   return summary;
 }
 
@@ -283,7 +354,8 @@ GraphBuilder::summarizeCall(CallOpInterface call) {
 /// negative: while the call runs, the caller holds the callee's peak plus
 /// whatever else is live.
 FailureOr<GraphBuilder::Summary>
-GraphBuilder::summarizeCallee(FunctionOpInterface callee) {
+GraphBuilder::summarizeCallee(FunctionOpInterface callee,
+                              ArrayRef<bool> borrowed) {
   Region &body = callee.getFunctionBody();
   if (!body.hasOneBlock()) {
     callee->emitError("cannot analyse a function with several blocks "
@@ -294,7 +366,7 @@ GraphBuilder::summarizeCallee(FunctionOpInterface callee) {
   FunctionGraph inner;
   inner.function = callee;
   inner.block = &body.front();
-  if (failed(buildBlock(body.front(), /*regionMode=*/false, inner)))
+  if (failed(buildBlock(body.front(), /*regionMode=*/false, inner, borrowed)))
     return failure();
   const ::lms::Graph &g = inner.getGraph();
   Summary summary;
@@ -321,16 +393,23 @@ GraphBuilder::summarizeCallee(FunctionOpInterface callee) {
 }
 
 LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
-                                       FunctionGraph &fg) {
+                                       FunctionGraph &fg,
+                                       ArrayRef<bool> borrowed) {
   ::lms::Graph &graph = fg.graph;
+
+  // The schedule: the ops of the block in order, except that a host constant
+  // is uploaded right before its first user (where the lowering uploads it),
+  // not where the producer wrote it.
+  SmallVector<Operation *> order = scheduleOrder(block);
 
   // Pass 1: the values each top-level op uses (its operands and the values of
   // this block that its regions capture), and the last use of every value.
   std::vector<SmallVector<Value, 4>> uses;
-  uses.reserve(block.getOperations().size());
+  uses.reserve(order.size());
   DenseMap<Value, OpIndex> lastUse;
   OpIndex index = 0;
-  for (Operation &op : block) {
+  for (Operation *opPtr : order) {
+    Operation &op = *opPtr;
     SmallVector<Value, 4> &opUses = uses.emplace_back();
     for (Value operand : op.getOperands())
       if (isBufferType(operand.getType()))
@@ -387,8 +466,9 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
     }
     MemorySpace space =
         isa<HostType>(arg.getType()) ? MemorySpace::Host : MemorySpace::Device;
-    TensorIndex t = newBuffer(arg, bytes, space, kEntry, /*isWritable=*/true);
-    if (options.keepArgumentsResident && !regionMode)
+    bool isBorrowed = !regionMode && isBorrowedArgument(arg, borrowed);
+    TensorIndex t = newBuffer(arg, bytes, space, kEntry, !isBorrowed);
+    if ((options.keepArgumentsResident || isBorrowed) && !regionMode)
       graph.setLiveOut(t);
   }
 
@@ -401,7 +481,8 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
 
   // Pass 2: ops in order.
   index = 0;
-  for (Operation &op : block) {
+  for (Operation *opPtr : order) {
+    Operation &op = *opPtr;
     fg.ops.push_back(&op);
     fg.opIndex[&op] = index;
     SmallVector<TensorIndex, 4> inputs;
@@ -423,8 +504,11 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
           return failure();
         bytes = *size;
       }
-      bool isWritable = !isa<arith::ConstantOp>(op);
-      outputs.push_back(newBuffer(result, bytes, space, index, isWritable));
+      // Constants are read-only: bufferization copies them before a write.
+      bool hostData = isHostConstant(&op);
+      outputs.push_back(newBuffer(result, bytes, space, index, !hostData));
+      if (hostData)
+        graph.tensor(outputs.back()).hostBacked = true;
       return success();
     };
 
@@ -489,9 +573,13 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
               continue;
             }
         }
-        MemorySpace space = isa<HostType>(result.getType())
-                                ? MemorySpace::Host
-                                : MemorySpace::Device;
+        // A global's buffer is host memory; the lowering uploads a device
+        // copy of it before its first use (--lms-upload-constants), which is
+        // the allocation counted on the device.
+        MemorySpace space =
+            isa<HostType>(result.getType()) || isa<memref::GetGlobalOp>(op)
+                ? MemorySpace::Host
+                : MemorySpace::Device;
         if (failed(allocate(result, space, std::nullopt)))
           return failure();
       }
@@ -507,7 +595,22 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
       cost.flops += summary->cost.flops;
       cost.bytes += summary->cost.bytes;
     } else if (auto call = dyn_cast<CallOpInterface>(op)) {
-      FailureOr<Summary> summary = summarizeCall(call);
+      // The callee owns an operand passed at its buffer's last use (it may
+      // free it early); it borrows the others, which the caller frees.
+      SmallVector<bool> borrowedOperands;
+      for (Value operand : call->getOperands()) {
+        std::optional<TensorIndex> t = fg.lookupBuffer(operand);
+        // The rule of FunctionGraph::borrowedCallOperands, on the graph
+        // built so far (later aliases only extend bufferLastUse through
+        // uses after the call, already counted).
+        bool owned = t && !isViewValue(operand) &&
+                     !(regionMode && isa<BlockArgument>(operand)) &&
+                     !graph.tensor(*t).liveOut && bufferLastUse[*t] <= index &&
+                     graph.tensor(*t).space == MemorySpace::Device &&
+                     llvm::count(call->getOperands(), operand) == 1;
+        borrowedOperands.push_back(!owned);
+      }
+      FailureOr<Summary> summary = summarizeCall(call, borrowedOperands);
       if (failed(summary))
         return failure();
       transient = summary->peakBytes;
@@ -550,6 +653,44 @@ FailureOr<FunctionGraph> GraphBuilder::buildFunction(Operation *func) {
   if (failed(buildBlock(body.front(), /*regionMode=*/false, fg)))
     return failure();
   return fg;
+}
+
+SmallVector<bool>
+FunctionGraph::borrowedCallOperands(CallOpInterface call) const {
+  SmallVector<bool> borrowed;
+  Operation *top = block->findAncestorOpInBlock(*call);
+  std::optional<OpIndex> index = top ? lookupOp(top) : std::nullopt;
+  bool functionBody = block->isEntryBlock() &&
+                      isa_and_nonnull<FunctionOpInterface>(function);
+  for (Value operand : call->getOperands()) {
+    std::optional<TensorIndex> t = lookupBuffer(operand);
+    bool owned = index && top == call.getOperation() && t &&
+                 !isViewValue(operand) &&
+                 !(!functionBody && isa<BlockArgument>(operand)) &&
+                 !graph.tensor(*t).liveOut &&
+                 graph.tensor(*t).space == MemorySpace::Device &&
+                 graph.lastUse(*t) == *index &&
+                 llvm::count(call->getOperands(), operand) == 1;
+    borrowed.push_back(!owned);
+  }
+  return borrowed;
+}
+
+bool FunctionGraph::sinkHostConstants(Block &block) {
+  SmallVector<Operation *> order = scheduleOrder(block);
+  bool moved = false;
+  Operation *previous = nullptr;
+  for (Operation *op : order) {
+    if (previous ? op->getPrevNode() != previous : op != &block.front()) {
+      if (previous)
+        op->moveAfter(previous);
+      else
+        op->moveBefore(&block.front());
+      moved = true;
+    }
+    previous = op;
+  }
+  return moved;
 }
 
 FailureOr<FunctionGraph> FunctionGraph::buildNested(Block &block,

@@ -63,7 +63,7 @@ std::string lms::verifySwapPlan(const Graph &graph, const SwapPlan &plan) {
   for (auto &[tensor, indices] : decisionsByTensor(plan)) {
     for (size_t k = 0; k < indices.size(); ++k) {
       const SwapDecision &d = plan.decisions[indices[k]];
-      if (k == 0 && d.reuseHostCopy) {
+      if (k == 0 && d.reuseHostCopy && !graph.tensor(tensor).hostBacked) {
         os << "decision " << indices[k] << " (tensor " << tensor
            << ") reuses a host copy but no earlier decision made one";
         return message;
@@ -86,6 +86,7 @@ SwappedGraph lms::applySwapPlan(const Graph &graph, const SwapPlan &plan) {
     TensorIndex copy = g.addTensor(t.name, t.bytes, t.space);
     g.tensor(copy).rank = t.rank;
     g.tensor(copy).liveOut = t.liveOut;
+    g.tensor(copy).hostBacked = t.hostBacked;
   }
   // Per decision: the host tensor it swaps out to (or reuses) and the device
   // tensor it swaps in.
@@ -95,9 +96,16 @@ SwappedGraph lms::applySwapPlan(const Graph &graph, const SwapPlan &plan) {
   std::map<TensorIndex, std::vector<size_t>> byTensor = decisionsByTensor(plan);
   for (auto &[tensor, indices] : byTensor) {
     const Tensor &t = graph.tensor(tensor);
+    // A host-backed tensor is brought back from its host data (a global,
+    // host memory from the start) by every decision.
+    TensorIndex hostData = -1;
+    if (t.hostBacked)
+      hostData = g.addTensor(t.name + ".global", t.bytes, MemorySpace::Host);
     for (size_t k = 0; k < indices.size(); ++k) {
       size_t i = indices[k];
-      if (plan.decisions[i].reuseHostCopy)
+      if (t.hostBacked && plan.decisions[i].reuseHostCopy)
+        hostOf[i] = hostData;
+      else if (plan.decisions[i].reuseHostCopy)
         hostOf[i] = hostOf[indices[k - 1]];
       else
         hostOf[i] = g.addTensor(t.name + ".host", t.bytes, MemorySpace::Host);

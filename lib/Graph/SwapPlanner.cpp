@@ -182,7 +182,8 @@ public:
           gap.b = use;
           gap.bytes = static_cast<int64_t>(tensor.bytes);
           gap.valueId = valueId;
-          gap.d2h = device.d2hSeconds(tensor.bytes);
+          // A host-backed tensor (a constant) is already on the host.
+          gap.d2h = tensor.hostBacked ? 0 : device.d2hSeconds(tensor.bytes);
           gap.h2d = device.h2dSeconds(tensor.bytes);
           gaps.push_back(gap);
         }
@@ -202,6 +203,9 @@ public:
   /// The previous offloaded gap of the same tensor, if it holds the same
   /// value (its host copy can be reused).
   bool canReuse(size_t g) const {
+    // A constant's host copy is its global: always there, never changed.
+    if (graph.tensor(gaps[g].tensor).hostBacked)
+      return true;
     if (options.canReuseAfter &&
         !options.canReuseAfter(gaps[g].tensor, gaps[g].a))
       return false;
@@ -483,8 +487,10 @@ lms::planSwaps(const Graph &graph, const DeviceSpec &device, uint64_t budget,
       if (!gap.active)
         continue;
       bool reuse =
-          havePrevious && previousValue == gap.valueId &&
-          (!options.canReuseAfter || options.canReuseAfter(gap.tensor, gap.a));
+          graph.tensor(t).hostBacked ||
+          (havePrevious && previousValue == gap.valueId &&
+           (!options.canReuseAfter ||
+            options.canReuseAfter(gap.tensor, gap.a)));
       if (reuse && !gap.reuse) {
         gap.reuse = true;
         memory.add(gap.a + 1, gap.r, -gap.bytes);

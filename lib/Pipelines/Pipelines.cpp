@@ -28,6 +28,7 @@ static void addBufferization(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createLMSUploadConstants());
   pm.addPass(createLMSDeallocate());
 }
 

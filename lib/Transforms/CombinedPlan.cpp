@@ -61,8 +61,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       return signalPassFailure();
     bool failedAny = false;
     for (FunctionOpInterface func : functionsCalleesFirst(module))
-      if (failed(runOnFunction(func, context->graphOptions, context->device,
-                               context->budgetOption)))
+      if (failed(runOnFunction(func, *context)))
         failedAny = true;
     if (failedAny)
       signalPassFailure();
@@ -96,15 +95,14 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
   }
 
   LogicalResult runOnFunction(FunctionOpInterface func,
-                              const GraphOptions &graphOptions,
-                              const ::lms::DeviceSpec &spec,
-                              StringRef budgetOption) {
+                              const PlanningContext &context) {
+    const GraphOptions &graphOptions = context.graphOptions;
+    const ::lms::DeviceSpec &spec = context.device;
+    FailureOr<uint64_t> limit = resolveFunctionBudget(func, context);
+    if (failed(limit))
+      return failure();
     FailureOr<FunctionGraph> graph = FunctionGraph::build(func, graphOptions);
     if (failed(graph))
-      return failure();
-    FailureOr<uint64_t> limit =
-        resolveBudgetBytes(func, budgetOption, spec, graphOptions, *graph);
-    if (failed(limit))
       return failure();
     uint64_t peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
     if (peak <= *limit)

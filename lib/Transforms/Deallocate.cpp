@@ -45,55 +45,85 @@ struct LMSDeallocatePass
     : public mlir::lms::impl::LMSDeallocateBase<LMSDeallocatePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(specializeCallees(module)))
+      return signalPassFailure();
     for (auto func : module.getOps<FunctionOpInterface>()) {
       if (func.isExternal())
         continue;
-      if (failed(copyCallOperands(func)) ||
-          failed(deallocateFunction(func)))
+      if (failed(deallocateFunction(func)))
         return signalPassFailure();
     }
   }
 
-  /// Before a call, replaces every memref operand the callee cannot own by a
-  /// copy: a view, a global, an operand passed twice, or a buffer the caller
-  /// still uses after the call.
-  LogicalResult copyCallOperands(FunctionOpInterface func) {
-    FailureOr<FunctionGraph> graph = FunctionGraph::build(func);
-    if (failed(graph))
-      return failure();
-    SmallVector<CallOpInterface> calls;
-    func.walk([&](CallOpInterface call) { calls.push_back(call); });
-    Block &body = *graph->getBlock();
-    for (CallOpInterface call : calls) {
-      Operation *top = body.findAncestorOpInBlock(*call);
-      std::optional<OpIndex> index = top ? graph->lookupOp(top) : std::nullopt;
-      llvm::SmallDenseSet<TensorIndex> seen;
-      for (OpOperand &operand : call->getOpOperands()) {
-        Value value = operand.get();
-        if (!isa<MemRefType>(value.getType()))
+  /// Makes every call pass ownership exactly as the memory analyses count
+  /// it: a callee owns the operands passed at their buffer's last use and
+  /// borrows the others (FunctionGraph::borrowedCallOperands). A call that
+  /// borrows some operand calls a copy of its callee whose borrowed
+  /// arguments carry `lms.borrowed` (never freed there); one copy per callee
+  /// and set of borrowed arguments. No operand is copied.
+  LogicalResult specializeCallees(ModuleOp module) {
+    SymbolTable symbols(module);
+    SymbolTableCollection symbolTables;
+    SmallVector<FunctionOpInterface> worklist;
+    for (auto func : module.getOps<FunctionOpInterface>())
+      if (!func.isExternal())
+        worklist.push_back(func);
+    for (size_t i = 0; i < worklist.size(); ++i) {
+      FunctionOpInterface func = worklist[i];
+      FailureOr<FunctionGraph> graph = FunctionGraph::build(func);
+      if (failed(graph))
+        return failure();
+      // Each call with the graph of its block.
+      SmallVector<std::pair<CallOpInterface, SmallVector<bool>>> calls;
+      DenseMap<Block *, std::unique_ptr<FunctionGraph>> nested;
+      WalkResult walk = func.walk([&](CallOpInterface call) {
+        Block *block = call->getBlock();
+        const FunctionGraph *fg = &*graph;
+        if (block != graph->getBlock()) {
+          std::unique_ptr<FunctionGraph> &inner = nested[block];
+          if (!inner) {
+            FailureOr<FunctionGraph> built = FunctionGraph::buildNested(*block);
+            if (failed(built))
+              return WalkResult::interrupt();
+            inner = std::make_unique<FunctionGraph>(std::move(*built));
+          }
+          fg = inner.get();
+        }
+        calls.push_back({call, fg->borrowedCallOperands(call)});
+        return WalkResult::advance();
+      });
+      if (walk.wasInterrupted())
+        return failure();
+      for (auto &[call, borrowed] : calls) {
+        auto callee = dyn_cast_or_null<FunctionOpInterface>(
+            call.resolveCallableInTable(&symbolTables));
+        if (!callee || callee.isExternal())
           continue;
-        std::optional<TensorIndex> t = graph->lookupBuffer(value);
-        bool consumable =
-            index && call.getOperation() == top && t &&
-            graph->getAllocatingValue(*t) == value &&
-            isOwnedAllocation(value, /*functionBody=*/true) &&
-            graph->getGraph().lastUse(*t) == *index && seen.insert(*t).second;
-        if (consumable)
+        // Only buffers can be borrowed.
+        std::string suffix;
+        for (auto [operand, isBorrowed] :
+             llvm::zip(call->getOperands(), borrowed))
+          suffix += isBorrowed && isa<MemRefType>(operand.getType()) ? 'b'
+                                                                      : 'o';
+        if (suffix.find('b') == std::string::npos)
           continue;
-        OpBuilder builder(call);
-        auto type = cast<MemRefType>(value.getType());
-        SmallVector<Value> dynamicSizes;
-        for (int64_t dim = 0; dim < type.getRank(); ++dim)
-          if (type.isDynamicDim(dim))
-            dynamicSizes.push_back(
-                memref::DimOp::create(builder, call.getLoc(), value, dim));
-        auto copyType = MemRefType::get(type.getShape(), type.getElementType());
-        Value copy = memref::AllocOp::create(builder, call.getLoc(), copyType,
-                                             dynamicSizes);
-        memref::CopyOp::create(builder, call.getLoc(), value, copy);
-        if (copyType != type)
-          copy = memref::CastOp::create(builder, call.getLoc(), type, copy);
-        operand.set(copy);
+        std::string name =
+            (callee.getName() + "_lms_borrow_" + suffix).str();
+        auto copy = symbols.lookup<FunctionOpInterface>(name);
+        if (!copy) {
+          copy = cast<FunctionOpInterface>(callee->clone());
+          copy.setName(name);
+          SymbolTable::setSymbolVisibility(copy,
+                                           SymbolTable::Visibility::Private);
+          for (auto [index, c] : llvm::enumerate(suffix))
+            if (c == 'b')
+              copy.setArgAttr(index, kBorrowedArgAttr,
+                              UnitAttr::get(copy.getContext()));
+          symbols.insert(copy, Block::iterator(callee.getOperation()));
+          worklist.push_back(copy);
+        }
+        call.setCalleeFromCallable(
+            FlatSymbolRefAttr::get(copy.getContext(), name));
       }
     }
     return success();
@@ -151,11 +181,12 @@ struct LMSDeallocatePass
                   if (std::optional<TensorIndex> t =
                           graph.lookupBuffer(yielded))
                     notFreed.insert(*t);
-      // A call owns the buffers passed to it (copyCallOperands made sure it
-      // can).
-      if (isa<CallOpInterface>(op))
-        for (Value operand : op.getOperands())
-          if (isa<MemRefType>(operand.getType()))
+      // A call owns the buffers passed at their last use (the callee frees
+      // them); the caller frees the ones it lends.
+      if (auto call = dyn_cast<CallOpInterface>(op))
+        for (auto [operand, borrowed] : llvm::zip(
+                 op.getOperands(), graph.borrowedCallOperands(call)))
+          if (isa<MemRefType>(operand.getType()) && !borrowed)
             if (std::optional<TensorIndex> t = graph.lookupBuffer(operand))
               notFreed.insert(*t);
     }
@@ -167,7 +198,7 @@ struct LMSDeallocatePass
          ++t) {
       Value root = graph.getAllocatingValue(t);
       if (!isa<MemRefType>(root.getType()) || notFreed.count(t) ||
-          !isOwnedAllocation(root, functionBody))
+          !isOwnedAllocation(root, functionBody) || g.tensor(t).liveOut)
         continue;
       OpIndex last = g.lastUse(t);
       OpBuilder builder(root.getContext());

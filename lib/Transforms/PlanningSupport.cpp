@@ -116,12 +116,65 @@ mlir::lms::resolvePlanningContext(Operation *scope, uint64_t alignment,
     return failure();
   context.device = *spec;
   context.budgetOption = budget.empty() ? getGlobalBudget() : budget.str();
+  llvm::Expected<::lms::ByteSize> size =
+      ::lms::parseByteSize(context.budgetOption);
+  if (!size) {
+    // Reported at the function that uses it (getBudget).
+    llvm::consumeError(size.takeError());
+    return context;
+  }
+  if (!size->isPercent)
+    return context;
+  auto module = dyn_cast<ModuleOp>(scope);
+  if (!module)
+    module = scope->getParentOfType<ModuleOp>();
+  if (!module)
+    return context;
+  FailureOr<uint64_t> peak = programPeak(module, context.graphOptions);
+  if (failed(peak))
+    return failure();
+  context.programPeakBytes = *peak;
+  context.programBudgetBytes = size->resolve(*peak);
   return context;
+}
+
+FailureOr<uint64_t> mlir::lms::programPeak(ModuleOp module,
+                                           const GraphOptions &options) {
+  SmallVector<FunctionOpInterface> functions = functionsCalleesFirst(module);
+  DenseSet<Operation *> called;
+  SymbolTableCollection symbols;
+  for (FunctionOpInterface func : functions)
+    func.walk([&](CallOpInterface call) {
+      if (Operation *callee = call.resolveCallableInTable(&symbols))
+        if (callee != func.getOperation())
+          called.insert(callee);
+    });
+  uint64_t peak = 0;
+  for (FunctionOpInterface func : functions) {
+    // Entry functions: those no other function calls (all of them in a
+    // module whose functions all call each other).
+    if (called.contains(func.getOperation()) &&
+        called.size() < functions.size())
+      continue;
+    FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
+    if (failed(graph))
+      return failure();
+    FailureOr<uint64_t> funcPeak = peakWithoutLMS(func, options, *graph);
+    if (failed(funcPeak))
+      return failure();
+    peak = std::max(peak, *funcPeak);
+  }
+  return peak;
 }
 
 FailureOr<uint64_t>
 mlir::lms::resolveFunctionBudget(FunctionOpInterface func,
                                  const PlanningContext &context) {
+  // A percentage of the program, resolved once; a function's own
+  // `lms.budget` still wins.
+  if (context.programBudgetBytes &&
+      !func->hasAttr(LMSDialect::getBudgetAttrName()))
+    return *context.programBudgetBytes;
   FailureOr<FunctionGraph> graph =
       FunctionGraph::build(func, context.graphOptions);
   if (failed(graph))

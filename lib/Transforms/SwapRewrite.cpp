@@ -89,19 +89,34 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
       int id = candidates.valueAfterGap(d.tensor, d.lastUse, d.nextUse);
       Value original = candidates.getValue(id);
       Value value = currentOf(original);
-      if (d.reuseHostCopy)
-        handles[i] = handles[previous[i]];
-      auto swapIn = SwapInOp::create(builder, anchor->getLoc(), value.getType(),
-                                     handles[i]);
+      Value fetched;
+      if (graph.getGraph().tensor(d.tensor).hostBacked && d.reuseHostCopy) {
+        // A constant comes back from its host data: the constant again, in
+        // an lms.recompute so that CSE does not merge it with the original.
+        Operation *constant = original.getDefiningOp();
+        auto recompute = RecomputeOp::create(builder, constant->getLoc(),
+                                             TypeRange{value.getType()},
+                                             ValueRange{});
+        OpBuilder inner = OpBuilder::atBlockEnd(&recompute.getBody().front());
+        Operation *clone = inner.clone(*constant);
+        YieldOp::create(inner, constant->getLoc(), clone->getResults());
+        fetched = recompute.getResult(0);
+      } else {
+        if (d.reuseHostCopy)
+          handles[i] = handles[previous[i]];
+        fetched = SwapInOp::create(builder, anchor->getLoc(), value.getType(),
+                                   handles[i])
+                      .getResult();
+      }
       // The uses from the next use on read the swapped-in value.
-      value.replaceUsesWithIf(swapIn.getResult(), [&](OpOperand &use) {
+      value.replaceUsesWithIf(fetched, [&](OpOperand &use) {
         Operation *top = block.findAncestorOpInBlock(*use.getOwner());
         if (!top)
           return false;
         std::optional<OpIndex> index = graph.lookupOp(top);
         return index && *index >= d.nextUse;
       });
-      current[original] = swapIn.getResult();
+      current[original] = fetched;
       incarnations[original].insert(value);
       // Views of the value read after the gap are re-derived from the
       // swapped-in value (marked, so that --lms-strip can merge them back).
@@ -124,7 +139,7 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
         if (chain.empty())
           continue;
         IRMapping mapping;
-        mapping.map(chain.back()->getOperand(0), swapIn.getResult());
+        mapping.map(chain.back()->getOperand(0), fetched);
         Operation *clone = nullptr;
         for (Operation *op : llvm::reverse(chain)) {
           clone = builder.clone(*op, mapping);

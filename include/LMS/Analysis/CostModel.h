@@ -39,6 +39,13 @@ namespace lms {
 /// its result aliases operand 0.
 bool isViewLikeOp(Operation *op);
 
+/// Whether `op` reads host-backed data into a tensor: a constant tensor
+/// (`arith.constant`, any ConstantLike op with a tensor result) or a load of
+/// an `ml_program` global. Its device copy is uploaded before its first use
+/// and may be dropped and uploaded again; a splat can be refilled on the
+/// device instead.
+bool isHostConstant(Operation *op);
+
 } // namespace lms
 } // namespace mlir
 

@@ -14,10 +14,18 @@
 //   to the end, a result nobody uses only while its op runs;
 // * an op with regions is one node whose transient bytes are the peak inside
 //   it (block arguments and yielded values are the op's operands and
-//   results, already counted outside); a call counts its callee's peak;
+//   results, already counted outside); a call counts its callee's peak,
+//   with the operands passed at their last use owned by the callee (it
+//   frees them after their last use in it) and the others borrowed (resident
+//   through the call, freed by the caller); no copy is made either way;
 // * `lms.swap_out` results are host buffers, and the source of a swap-out
 //   stays resident until its `lms.swap_wait` (or the swap-out itself when
 //   there is none);
+// * a host constant (a constant tensor or a global load) is host-backed
+//   data: its device copy is counted from right before its first user (where
+//   the lowering uploads it) through its last use, it is read-only (an op
+//   that writes into it gets a new buffer), and on buffers the global
+//   (`memref.get_global`) itself is host memory;
 // * sizes come from the types and the data layout (an i1 takes a byte),
 //   rounded up to the alignment; dynamic shapes need an upper bound (the
 //   `lms.max_bytes` attribute or the `dynamic-bytes` option) or are an error
@@ -39,7 +47,13 @@
 
 namespace mlir {
 class AsmState;
+class CallOpInterface;
 namespace lms {
+
+/// Argument attribute of a function that borrows that argument from its
+/// callers: the function neither frees nor writes it, the caller frees it
+/// after the call.
+constexpr llvm::StringLiteral kBorrowedArgAttr = "lms.borrowed";
 
 /// Options of the IR-to-graph translation.
 struct GraphOptions {
@@ -69,6 +83,21 @@ public:
   /// the enclosing op's operands and results).
   static FailureOr<FunctionGraph> buildNested(Block &block,
                                               const GraphOptions &options = {});
+
+  /// Per operand of `call` (an op of this graph's block or nested in one):
+  /// whether the callee borrows it. The callee owns an operand (and frees it
+  /// after its last use there) only when the call is the last use of the
+  /// operand's buffer, the operand is that buffer itself (not a view),
+  /// passed once, on the device, and this function may give it away (not an
+  /// argument it borrows itself, not a block argument of a nested region).
+  SmallVector<bool> borrowedCallOperands(CallOpInterface call) const;
+
+  /// Moves every host constant of `block` (a constant tensor, a global
+  /// load, `memref.get_global`) right before its first user, so that the
+  /// order of the block is the schedule the analyses count (a constant is
+  /// uploaded to the device before its first use). Rewrites that insert ops
+  /// at graph positions call it first. Returns whether anything moved.
+  static bool sinkHostConstants(Block &block);
 
   FunctionGraph(FunctionGraph &&);
   FunctionGraph &operator=(FunctionGraph &&);

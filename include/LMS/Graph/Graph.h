@@ -45,6 +45,8 @@ struct OpCost {
   double flops = 0;
   /// Bytes read and written in device memory.
   double bytes = 0;
+  /// Bytes copied from host memory to the device (uploading a constant).
+  double h2dBytes = 0;
   /// A fixed time in seconds that overrides the roofline estimate.
   std::optional<double> seconds;
 };
@@ -61,6 +63,10 @@ struct Tensor {
   /// Live until the end of the schedule (returned values, or arguments that
   /// an option keeps resident).
   bool liveOut = false;
+  /// Its contents also live in host memory for the whole program (a
+  /// constant or a global): dropping the device copy needs no device-to-host
+  /// copy, and bringing it back is one host-to-device copy (or a fill).
+  bool hostBacked = false;
   /// The ops that use it, in increasing order, without duplicates.
   llvm::SmallVector<OpIndex, 4> users;
 };

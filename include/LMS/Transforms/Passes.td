@@ -393,6 +393,31 @@ def LMSInlineRecomputes : Pass<"lms-inline-recomputes"> {
   }];
 }
 
+def LMSUploadConstants : Pass<"lms-upload-constants"> {
+  let summary = "Give every use of a host global a device copy made right "
+                "before its first use";
+  let description = [{
+    On bufferized IR, constants and globals (`memref.get_global`, which
+    one-shot bufferization makes of `arith.constant` tensors and
+    `ml_program` global loads) stay in host memory. This pass gives each
+    `memref.get_global` of a block a device copy: a `memref.alloc` filled by
+    a `memref.copy` from the global (or by a `linalg.fill` when the global
+    is a splat: a splat is refilled on the device, not copied), placed right
+    before the first op of the block that uses the global, and every use
+    reads the copy. `--lms-deallocate` then frees the copy after its last
+    use and `--convert-lms-to-gpu` turns the copy from the global into a
+    host-to-device `gpu.memcpy`.
+
+    This is where the memory analyses count a constant: from right before
+    its first use through its last use. A constant that a planner drops and
+    brings back (an `lms.recompute` holding the constant) is uploaded again
+    at its new position.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def LMSDeallocate : Pass<"lms-deallocate", "ModuleOp"> {
   let summary = "Free every buffer right after its last use, as the memory "
                 "analysis counts it";
@@ -405,12 +430,19 @@ def LMSDeallocate : Pass<"lms-deallocate", "ModuleOp"> {
     Ownership: a function owns the buffers it allocates (`memref.alloc`,
     `lms.swap_in`, `bufferization.clone`), the results of its calls and its
     memref arguments (a callee may free an argument after its last use, as
-    the analyses assume). Returned buffers are not freed (the caller owns
-    them); buffers offloaded by `lms.swap_out` are released by the swap's
-    lowering; globals and stack buffers are never freed. A caller therefore
-    passes a buffer to a call only when the call is its last use; otherwise
-    (or when the operand is a view, a global, or passed twice) it passes a
-    copy. Buffers allocated inside regions are freed there unless yielded.
+    the analyses assume), except the arguments it borrows (`lms.borrowed` in
+    its arg_attrs). Returned buffers are not freed (the caller owns them);
+    buffers offloaded by `lms.swap_out` are released by the swap's lowering;
+    globals and stack buffers are never freed. Buffers allocated inside
+    regions are freed there unless yielded.
+
+    Calls pass ownership exactly as the analyses count it, without copies: a
+    buffer passed at its last use (itself, not a view, once) goes to the
+    callee, which frees it; any other operand is lent, and the caller frees
+    it after its own last use. A call that lends an operand is redirected to
+    a private copy of its callee, `@<callee>_lms_borrow_<o|b per operand>`,
+    whose lent arguments carry `lms.borrowed` (one copy per callee and set of
+    lent arguments).
 
     Run it after one-shot bufferization (with `bufferize-function-boundaries`)
     instead of upstream's buffer deallocation pipeline, which frees buffers at

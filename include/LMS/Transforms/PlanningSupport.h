@@ -23,7 +23,18 @@ struct PlanningContext {
   GraphOptions graphOptions;
   ::lms::DeviceSpec device;
   std::string budgetOption;
+  /// A percentage budget option resolved once, before any rewrite, against
+  /// the unplanned peak of the whole program (the largest peak of an entry
+  /// function, callees included): the bytes every function is planned for.
+  std::optional<uint64_t> programBudgetBytes;
+  /// That unplanned program peak.
+  uint64_t programPeakBytes = 0;
 };
+
+/// The unplanned peak of the program in `module`: the largest peak (without
+/// LMS ops) of an entry function, a function no other function calls, with
+/// its callees counted at their call sites.
+FailureOr<uint64_t> programPeak(ModuleOp module, const GraphOptions &options);
 
 /// Resolves a PlanningContext for `scope` (a module or an op in one); emits
 /// the error at `scope` and fails on a malformed option or unknown device.

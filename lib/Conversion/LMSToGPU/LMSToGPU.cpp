@@ -126,6 +126,20 @@ struct ConvertLMSToGPUPass
       } else if (auto swapIn = dyn_cast<SwapInOp>(op)) {
         if (failed(lowerSwapIn(swapIn, handles)))
           return failure();
+      } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        // The upload of a constant (--lms-upload-constants): host global to
+        // device buffer.
+        if (!isa_and_nonnull<memref::GetGlobalOp>(
+                rootBuffer(copy.getSource()).getDefiningOp()) ||
+            cast<BaseMemRefType>(copy.getTarget().getType()).getMemorySpace())
+          continue;
+        Value stream = newStream(b, loc);
+        Value token =
+            gpu::MemcpyOp::create(b, loc, tokenType(b), ValueRange{stream},
+                                  copy.getTarget(), copy.getSource())
+                .getAsyncToken();
+        hostWait(b, loc, token);
+        copy.erase();
       } else if (auto call = dyn_cast<func::CallOp>(op)) {
         if (copyHostCallOperands && failed(copyOperandsToHost(call)))
           return failure();

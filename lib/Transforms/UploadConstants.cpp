@@ -1,0 +1,95 @@
+//===- UploadConstants.cpp - Device copies of host globals ----------------===//
+//
+// The --lms-upload-constants pass: every `memref.get_global` of a block gets
+// a device copy right before its first user, which is where the memory
+// analyses count a constant (FunctionGraph's schedule order).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LMS/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir {
+namespace lms {
+#define GEN_PASS_DEF_LMSUPLOADCONSTANTS
+#include "LMS/Transforms/Passes.h.inc"
+} // namespace lms
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::lms;
+
+namespace {
+
+/// The splat value of a global's initial value, if it is a splat.
+TypedAttr splatValue(memref::GetGlobalOp getGlobal,
+                     SymbolTableCollection &symbols) {
+  auto global = symbols.lookupNearestSymbolFrom<memref::GlobalOp>(
+      getGlobal, getGlobal.getNameAttr());
+  if (!global || !global.getInitialValue())
+    return {};
+  auto elements = dyn_cast<DenseElementsAttr>(*global.getInitialValue());
+  if (!elements || !elements.isSplat())
+    return {};
+  return dyn_cast<TypedAttr>(elements.getSplatValue<Attribute>());
+}
+
+struct LMSUploadConstantsPass
+    : public mlir::lms::impl::LMSUploadConstantsBase<LMSUploadConstantsPass> {
+  void runOnOperation() override {
+    SymbolTableCollection symbols;
+    SmallVector<memref::GetGlobalOp> globals;
+    getOperation()->walk(
+        [&](memref::GetGlobalOp getGlobal) { globals.push_back(getGlobal); });
+    for (memref::GetGlobalOp getGlobal : globals)
+      if (failed(upload(getGlobal, symbols)))
+        return signalPassFailure();
+  }
+
+  LogicalResult upload(memref::GetGlobalOp getGlobal,
+                       SymbolTableCollection &symbols) {
+    MemRefType type = getGlobal.getType();
+    // Globals already placed in another memory space are not host data.
+    if (type.getMemorySpace() || getGlobal->use_empty())
+      return success();
+    if (!type.hasStaticShape())
+      return getGlobal.emitOpError(
+          "reads a global of dynamic shape, which cannot be uploaded");
+    Block *block = getGlobal->getBlock();
+    Operation *first = nullptr;
+    for (Operation *user : getGlobal->getUsers()) {
+      Operation *top = block->findAncestorOpInBlock(*user);
+      if (top && (!first || top->isBeforeInBlock(first)))
+        first = top;
+    }
+    if (!first)
+      return success();
+    OpBuilder builder(first);
+    Location loc = getGlobal.getLoc();
+    auto deviceType = MemRefType::get(type.getShape(), type.getElementType(),
+                                      MemRefLayoutAttrInterface());
+    Value device = memref::AllocOp::create(builder, loc, deviceType);
+    Value replacement = device;
+    if (deviceType != type)
+      replacement = memref::CastOp::create(builder, loc, type, device);
+    // Every use reads the device copy; then the copy reads the global.
+    getGlobal.getResult().replaceAllUsesWith(replacement);
+    if (TypedAttr splat = splatValue(getGlobal, symbols)) {
+      Value scalar = arith::ConstantOp::create(builder, loc, splat);
+      linalg::FillOp::create(builder, loc, ValueRange{scalar},
+                             ValueRange{device});
+      getGlobal.erase();
+    } else {
+      memref::CopyOp::create(builder, loc, getGlobal.getResult(), device);
+    }
+    return success();
+  }
+};
+
+} // namespace
