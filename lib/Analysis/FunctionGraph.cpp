@@ -662,9 +662,12 @@ FunctionGraph::borrowedCallOperands(CallOpInterface call) const {
   std::optional<OpIndex> index = top ? lookupOp(top) : std::nullopt;
   bool functionBody = block->isEntryBlock() &&
                       isa_and_nonnull<FunctionOpInterface>(function);
+  // An external callee (a host function) frees nothing: the caller does.
+  auto callee = dyn_cast_or_null<FunctionOpInterface>(call.resolveCallable());
+  bool external = !callee || callee.isExternal();
   for (Value operand : call->getOperands()) {
     std::optional<TensorIndex> t = lookupBuffer(operand);
-    bool owned = index && top == call.getOperation() && t &&
+    bool owned = !external && index && top == call.getOperation() && t &&
                  !isViewValue(operand) &&
                  !(!functionBody && isa<BlockArgument>(operand)) &&
                  !graph.tensor(*t).liveOut &&

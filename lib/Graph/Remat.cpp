@@ -38,6 +38,11 @@ double lms::scheduleCost(const Graph &graph, const DeviceSpec *device) {
   return total;
 }
 
+uint64_t lms::autoSearchIterations(const Graph &graph) {
+  uint64_t ops = std::max<uint64_t>(1, graph.numOps());
+  return std::clamp<uint64_t>(2000000 / ops, 100, 20000);
+}
+
 uint64_t lms::rematLowerBound(const Graph &graph) {
   return std::max(minimumFeasibleBytes(graph).first, [&] {
     uint64_t entry = 0;
@@ -632,6 +637,17 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
     return std::move(error);
   detail::Stopwatch stopwatch;
   auto elapsed = [&] { return stopwatch.seconds(); };
+  bool capped = false;
+  auto expired = [&] {
+    capped |= elapsed() > options.timeLimitSeconds;
+    return capped;
+  };
+  // The search below runs an engine pass per iteration: fewer of them than
+  // the interval search's.
+  uint64_t iterations = options.searchIterations
+                            ? options.searchIterations
+                            : std::max<uint64_t>(
+                                  20, autoSearchIterations(graph) / 4);
   Engine engine(graph, options.device);
   std::vector<double> weights(graph.numTensors(), 1.0);
   // Two ways to recompute a stage's missing inputs: all at once in schedule
@@ -645,8 +661,7 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
       if (engine.run(Engine::Mode::Pressure, budget, &w, nullptr, closure))
         return true;
       if (engine.failedNeeds.empty() ||
-          (round > (graph.numOps() > 20000 ? 0 : 8) &&
-           elapsed() > options.timeLimitSeconds))
+          round >= (graph.numOps() > 20000 ? 2 : 64) || expired())
         return false;
       for (TensorIndex t : engine.failedNeeds)
         w[t] *= 4;
@@ -691,7 +706,7 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
   double minimum = schedule; // every op once
   int iteration = 0;
   while (!tensors.empty() && bestCost > minimum + 1e-9 &&
-         elapsed() < options.timeLimitSeconds) {
+         static_cast<uint64_t>(iteration) < iterations && !expired()) {
     ++iteration;
     std::vector<double> trial = current;
     std::uniform_int_distribution<size_t> pick(0, tensors.size() - 1);
@@ -703,7 +718,8 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
     if (!engine.run(Engine::Mode::Pressure, budget, &trial, nullptr, closure))
       continue;
     double temperature =
-        0.02 * std::max(0.0, 1.0 - elapsed() / options.timeLimitSeconds);
+        0.02 * std::max(0.0, 1.0 - static_cast<double>(iteration) /
+                                       static_cast<double>(iterations));
     if (engine.totalCost <= currentCost * (1.0 + temperature)) {
       current = std::move(trial);
       currentCost = engine.totalCost;
@@ -724,6 +740,7 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
   llvm::Expected<RematResult> result =
       finish(graph, std::move(bestPlan), budget, options.device, "dtr");
   if (result) {
+    result->stoppedByTimeLimit = capped;
     result->lowerBound = minimum;
     result->optimal = result->computeCost <= minimum + 1e-9;
   }

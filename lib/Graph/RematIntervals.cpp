@@ -930,7 +930,14 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
   // The first repair may run past the time limit (there is no plan yet);
   // the search stops at it.
   auto never = [] { return false; };
-  auto expired = [&] { return elapsed() > options.timeLimitSeconds; };
+  bool capped = false;
+  auto expired = [&] {
+    capped |= elapsed() > options.timeLimitSeconds;
+    return capped;
+  };
+  uint64_t iterations = options.searchIterations
+                            ? options.searchIterations
+                            : autoSearchIterations(graph);
   // Two greedy orders (the worst stage first, the first stage first): the
   // cheaper plan seeds the search; then noisy restarts if neither fits.
   std::optional<State> seedState;
@@ -946,8 +953,7 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
       seedState = planner.s;
   }
   for (int attempt = 0;
-       !seedState && attempt < 8 &&
-       (attempt < 2 || elapsed() < options.timeLimitSeconds);
+       !seedState && attempt < 8 && (attempt < 2 || !expired());
        ++attempt) {
     planner.order = attempt % 2 ? Order::First : Order::Worst;
     planner.reset();
@@ -974,7 +980,7 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
   // ruins brought nothing (small graphs).
   size_t sinceImprovement = 0;
   size_t patience = std::max<size_t>(5000, 50 * graph.numOps());
-  while (bestCost > minimum + 1e-9 && elapsed() < options.timeLimitSeconds &&
+  while (bestCost > minimum + 1e-9 && iteration < iterations && !expired() &&
          sinceImprovement < patience) {
     ++iteration;
     State saved = planner.s;
@@ -1012,7 +1018,8 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
     planner.order = rng() % 2 ? Order::First : Order::Worst;
     bool ok = planner.repair(&rng, 0.3, maxSplits, expired);
     double temperature =
-        0.01 * std::max(0.0, 1.0 - elapsed() / options.timeLimitSeconds);
+        0.01 * std::max(0.0, 1.0 - static_cast<double>(iteration) /
+                                       static_cast<double>(iterations));
     ++sinceImprovement;
     if (ok && planner.s.cost <= currentCost * (1 + temperature)) {
       currentCost = planner.s.cost;
@@ -1126,6 +1133,7 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
   llvm::Expected<RematResult> result = detail::finishPlan(
       graph, planner.emit(), budget, options.device, "heuristic");
   if (result) {
+    result->stoppedByTimeLimit = capped;
     result->lowerBound = minimum;
     result->optimal = result->computeCost <= minimum + 1e-9;
   }

@@ -52,6 +52,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     swapKnobs.planner = swapPlanner;
     rematKnobs.planner = rematPlanner;
     rematKnobs.timeLimitSeconds = timeLimit;
+    rematKnobs.iterations = iterations;
     if (failed(verifyRematKnobs(module, rematKnobs, "remat-planner")) ||
         failed(verifySwapKnobs(module, swapKnobs, "swap-planner")))
       return signalPassFailure();

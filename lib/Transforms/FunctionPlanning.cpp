@@ -169,7 +169,11 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
   }
 
   ::lms::RematOptions options;
-  options.timeLimitSeconds = knobs.timeLimitSeconds;
+  if (knobs.timeLimitSeconds > 0)
+    options.timeLimitSeconds = knobs.timeLimitSeconds;
+  else if (knobs.planner == "exact")
+    options.timeLimitSeconds = 60;
+  options.searchIterations = knobs.iterations;
   options.seed = knobs.seed;
   options.device = &spec;
   const std::string &planner = knobs.planner;
@@ -246,6 +250,12 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
   if (failed(checkFits(func, graphOptions, limit, result->peakBytes,
                        "rematerialization")))
     return failure();
+  if (result->stoppedByTimeLimit && planner != "exact")
+    func.emitWarning() << "the time limit of " << options.timeLimitSeconds
+                       << " s stopped the " << planner
+                       << " planner before its work limit: the plan depends "
+                          "on the machine's speed and load (drop time-limit, "
+                          "or lower iterations, for a reproducible plan)";
   stats.recomputes = rewritten.recomputes;
   stats.opsCloned = rewritten.opsCloned;
   stats.extraSeconds =

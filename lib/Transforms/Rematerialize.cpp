@@ -344,6 +344,7 @@ struct LMSRematerializePass
     RematKnobs knobs;
     knobs.planner = planner;
     knobs.timeLimitSeconds = timeLimit;
+    knobs.iterations = iterations;
     knobs.seed = seed;
     if (failed(verifyRematKnobs(module, knobs)))
       return signalPassFailure();

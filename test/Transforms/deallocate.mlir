@@ -27,20 +27,19 @@ func.func @last_use(%arg: memref<16xf32>) -> memref<16xf32> {
 
 // -----
 
-// COM: A buffer the caller still needs after a call, or passes twice, is
-// COM: passed as a copy (the callee owns what it gets); a call result is
-// COM: owned by the caller.
+// COM: A call lends what the caller still needs after it, or passes twice,
+// COM: and the caller frees it after its own last use: no copy is made. A
+// COM: host (external) function frees nothing, so what it gets is lent too.
+// COM: A call result is owned by the caller.
 // CHECK-LABEL: func.func @calls
 // CHECK: %[[A:.*]] = memref.alloc() : memref<4xf32>
-// CHECK-NEXT: %[[COPY:.*]] = memref.alloc() : memref<4xf32>
-// CHECK-NEXT: memref.copy %[[A]], %[[COPY]]
-// CHECK-NEXT: %[[R:.*]] = call @callee(%[[COPY]]) : (memref<4xf32>) -> memref<4xf32>
+// CHECK-NEXT: %[[R:.*]] = call @callee(%[[A]]) : (memref<4xf32>) -> memref<4xf32>
 // CHECK-NEXT: "test.op"(%[[A]], %[[R]])
 // CHECK-DAG: memref.dealloc %[[A]]
 // CHECK-DAG: memref.dealloc %[[R]]
 // CHECK: %[[TWICE:.*]] = memref.alloc() : memref<4xf32>
-// CHECK: call @callee2(%[[TWICE]], %[[SECOND:.*]]) : (memref<4xf32>, memref<4xf32>) -> ()
-// CHECK-NOT: memref.dealloc %[[TWICE]]
+// CHECK-NEXT: call @callee2(%[[TWICE]], %[[TWICE]]) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT: memref.dealloc %[[TWICE]]
 func.func private @callee(memref<4xf32>) -> memref<4xf32>
 func.func private @callee2(memref<4xf32>, memref<4xf32>)
 func.func @calls() {
@@ -119,4 +118,34 @@ func.func @captured_by_linalg(%table: memref<32x16xf32>, %ids: memref<8xi64>) ->
     linalg.yield %v : f32
   }
   return %out : memref<8x16xf32>
+}
+
+// -----
+
+// COM: Calls of a function with a body: a buffer passed at its last use goes
+// COM: to the callee, which frees it after its own last use; a buffer the
+// COM: caller still needs is lent: the call is redirected to a copy of the
+// COM: callee whose lent argument carries lms.borrowed and is never freed
+// COM: there (one copy per set of lent arguments), and the caller frees it.
+// CHECK-LABEL: func.func @lend_and_give
+// CHECK: %[[A:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: %[[R:.*]] = call @step_lms_borrow_b(%[[A]])
+// CHECK-NEXT: %[[S:.*]] = call @step(%[[A]])
+// CHECK-NOT: memref.dealloc %[[A]]
+// CHECK: func.func private @step_lms_borrow_b(%[[X:.*]]: memref<4xf32> {lms.borrowed})
+// CHECK-NOT: memref.dealloc %[[X]]
+// CHECK: return
+// CHECK: func.func private @step(%[[Y:.*]]: memref<4xf32>)
+// CHECK: "test.op"(%[[Y]], %[[B:.*]])
+// CHECK-NEXT: memref.dealloc %[[Y]]
+func.func @lend_and_give() -> (memref<4xf32>, memref<4xf32>) {
+  %a = memref.alloc() : memref<4xf32>
+  %r = call @step(%a) : (memref<4xf32>) -> memref<4xf32>
+  %s = call @step(%a) : (memref<4xf32>) -> memref<4xf32>
+  return %r, %s : memref<4xf32>, memref<4xf32>
+}
+func.func private @step(%x: memref<4xf32>) -> memref<4xf32> {
+  %b = memref.alloc() : memref<4xf32>
+  "test.op"(%x, %b) : (memref<4xf32>, memref<4xf32>) -> ()
+  return %b : memref<4xf32>
 }

@@ -50,8 +50,14 @@ static llvm::cl::opt<std::string>
            llvm::cl::init(""));
 static llvm::cl::opt<double>
     timeLimit("time-limit",
-              llvm::cl::desc("Seconds for the improving planners"),
+              llvm::cl::desc("Wall-clock cap in seconds (default: none for the "
+                             "heuristics, which stop on work; 60 for exact)"),
               llvm::cl::init(-1));
+static llvm::cl::opt<uint64_t> iterations(
+    "iterations",
+    llvm::cl::desc("Work limit of the improving heuristics in search "
+                   "iterations (default: chosen from the graph size)"),
+    llvm::cl::init(0));
 static llvm::cl::opt<std::string> outPath("out",
                                           llvm::cl::desc("Write the plan (or "
                                                          "the MLIR) here"),
@@ -172,8 +178,12 @@ int main(int argc, char **argv) {
   if (chosen.empty())
     chosen = g.numOps() <= 120 && haveExactSolver() ? "exact" : "heuristic";
   RematOptions options;
-  options.timeLimitSeconds =
-      timeLimit >= 0 ? timeLimit.getValue() : (chosen == "exact" ? 60 : 1);
+  // The heuristics stop on work (reproducible); a time limit is a cap.
+  if (timeLimit >= 0)
+    options.timeLimitSeconds = timeLimit.getValue();
+  else if (chosen == "exact")
+    options.timeLimitSeconds = 60;
+  options.searchIterations = iterations;
   options.seed = seed;
   options.backwardOps = file->backward;
   auto start = std::chrono::steady_clock::now();
@@ -228,6 +238,9 @@ int main(int argc, char **argv) {
                                           *result->lowerBound) /
                                              result->computeCost)
                  .str();
+  if (result->stoppedByTimeLimit)
+    status += std::string(status.empty() ? "" : ", ") +
+              "stopped by the time limit (not reproducible)";
   llvm::outs() << llvm::formatv(
       "{0}: peak {1} bytes (budget {2}, {3:P1} of the reference peak), "
       "compute cost {4}, TDI {5:P3}, {6:F2} s{7}\n",

@@ -45,10 +45,11 @@ struct OpCost {
   double flops = 0;
   /// Bytes read and written in device memory.
   double bytes = 0;
-  /// Bytes copied from host memory to the device (uploading a constant).
-  double h2dBytes = 0;
   /// A fixed time in seconds that overrides the roofline estimate.
   std::optional<double> seconds;
+  /// Bytes copied from host memory to the device (uploading a constant),
+  /// timed on the host link on top of the roofline estimate.
+  double h2dBytes = 0;
 };
 
 /// A buffer: the unit of allocation.

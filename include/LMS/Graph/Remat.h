@@ -29,6 +29,7 @@
 #include "llvm/Support/Error.h"
 
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,8 +46,15 @@ struct RematProgress {
 };
 
 struct RematOptions {
-  /// Wall-clock limit of the improving planners.
-  double timeLimitSeconds = 1.0;
+  /// Work limit of the improving planners (search iterations); 0 chooses
+  /// one from the graph's size (autoSearchIterations). Plans depend only on
+  /// the graph, the budget, the options and this, never on the machine.
+  uint64_t searchIterations = 0;
+  /// Wall-clock cap in seconds, on top of the work limit (infinite: none).
+  /// When it stops a search, RematResult::stoppedByTimeLimit says so: the
+  /// plan then depends on the machine's speed and load. The exact planner
+  /// (CBC) is always bounded by it.
+  double timeLimitSeconds = std::numeric_limits<double>::infinity();
   /// Seed of the randomized local search.
   uint64_t seed = 1;
   /// Called when the incumbent or the bound improves.
@@ -66,8 +74,14 @@ struct RematResult {
   std::optional<double> lowerBound;
   /// Whether the plan is proven optimal.
   bool optimal = false;
+  /// Whether the wall-clock cap stopped the search before its work limit.
+  bool stoppedByTimeLimit = false;
   std::string method;
 };
+
+/// The default work limit of the improving planners for `graph`: more
+/// iterations for small graphs, fewer for large ones (each costs more).
+uint64_t autoSearchIterations(const Graph &graph);
 
 /// The cost of one computation of `op`.
 double opCost(const Graph &graph, OpIndex op, const DeviceSpec *device);

@@ -61,7 +61,8 @@ def LMSRematerializeOp : LMSTransformOp<"rematerialize"> {
     Runs the rematerialization planner of `--lms-rematerialize` on every
     function the handle points to, in place. `budget` and `device` as for
     `transform.lms.insert_swaps`; `planner` is heuristic, exact, dtr,
-    chen-greedy or chen-sqrt; `time_limit` bounds the search in seconds.
+    chen-greedy or chen-sqrt; `time_limit` caps the search in seconds (0:
+    no cap, the search is bounded by work and reproducible).
 
     ```mlir
     transform.lms.rematerialize %f {budget = "60%"} : !transform.any_op
@@ -74,7 +75,7 @@ def LMSRematerializeOp : LMSTransformOp<"rematerialize"> {
                        DefaultValuedStrAttr<StrAttr, "">:$budget,
                        DefaultValuedStrAttr<StrAttr, "">:$device,
                        DefaultValuedStrAttr<StrAttr, "heuristic">:$planner,
-                       DefaultValuedAttr<F64Attr, "1.0">:$time_limit);
+                       DefaultValuedAttr<F64Attr, "0.0">:$time_limit);
   let results = (outs);
   let assemblyFormat = "$target attr-dict `:` type($target)";
 }

@@ -48,7 +48,10 @@ FailureOr<SwapStats> insertSwapsInFunction(FunctionOpInterface func,
 struct RematKnobs {
   /// heuristic, exact, dtr, chen-greedy or chen-sqrt.
   std::string planner = "heuristic";
-  double timeLimitSeconds = 1.0;
+  /// Wall-clock cap (0: none, except 60 s for the exact planner).
+  double timeLimitSeconds = 0;
+  /// Search iterations (0: automatic).
+  uint64_t iterations = 0;
   uint64_t seed = 1;
 };
 

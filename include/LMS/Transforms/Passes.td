@@ -307,8 +307,15 @@ def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
     Option<"planner", "planner", "std::string", "\"heuristic\"",
            "Planner: heuristic (default), exact (Checkmate MILP on CBC), "
            "dtr, chen-greedy or chen-sqrt">,
-    Option<"timeLimit", "time-limit", "double", "1.0",
-           "Seconds the improving planners may run per function">,
+    Option<"timeLimit", "time-limit", "double", "0",
+           "Wall-clock cap in seconds per function (0: none; the exact "
+           "planner then stops at 60 s). The search is bounded by "
+           "'iterations', so the output depends only on the input; a cap "
+           "that bites is reported, since the plan then depends on the "
+           "machine">,
+    Option<"iterations", "iterations", "uint64_t", "0",
+           "Work limit of the improving planners in search iterations (0: "
+           "chosen from the function's size)">,
     Option<"seed", "seed", "uint64_t", "1",
            "Seed of the randomized search">,
     Option<"alignment", "alignment", "uint64_t", "1",
@@ -369,8 +376,12 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "chen-sqrt">,
     Option<"swapPlanner", "swap-planner", "std::string", "\"lms\"",
            "Offloading planner: lms, tflms or swap-all">,
-    Option<"timeLimit", "time-limit", "double", "1.0",
-           "Seconds the recomputation planner may run per candidate">,
+    Option<"timeLimit", "time-limit", "double", "0",
+           "Wall-clock cap in seconds of the recomputation planner per "
+           "candidate (0: none; see --lms-rematerialize)">,
+    Option<"iterations", "iterations", "uint64_t", "0",
+           "Work limit of the recomputation planner in search iterations "
+           "(0: chosen from the function's size)">,
     Option<"alignment", "alignment", "uint64_t", "1",
            "Round every buffer up to this many bytes">,
     Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
