@@ -661,7 +661,7 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
       if (engine.run(Engine::Mode::Pressure, budget, &w, nullptr, closure))
         return true;
       if (engine.failedNeeds.empty() ||
-          round >= (graph.numOps() > 20000 ? 2 : 64) || expired())
+          round >= (graph.numOps() > 20000 ? 2 : 400) || expired())
         return false;
       for (TensorIndex t : engine.failedNeeds)
         w[t] *= 4;

@@ -251,7 +251,7 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
                        "rematerialization")))
     return failure();
   if (result->stoppedByTimeLimit && planner != "exact")
-    func.emitWarning() << "the time limit of " << options.timeLimitSeconds
+    emitWarning(func.getLoc()) << "the time limit of " << options.timeLimitSeconds
                        << " s stopped the " << planner
                        << " planner before its work limit: the plan depends "
                           "on the machine's speed and load (drop time-limit, "
