@@ -11,6 +11,12 @@
 #include "LMS/Graph/Memory.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AsmState.h"
@@ -139,7 +145,9 @@ namespace lms {
 class GraphBuilder {
 public:
   GraphBuilder(const GraphOptions &options, Operation *scope)
-      : options(options), layout(DataLayout::closest(scope)) {}
+      : options(options), layout(DataLayout::closest(scope)) {
+    analyzeInPlace(scope);
+  }
 
   FailureOr<FunctionGraph> buildFunction(Operation *func);
   LogicalResult buildNestedBlock(Block &block, FunctionGraph &fg) {
@@ -179,8 +187,21 @@ private:
                                  : bytes;
   }
 
+  /// Asks One-Shot Bufferize's analysis, as the lowering runs it (function
+  /// boundaries, identity layouts), which destinations are written in place,
+  /// so that the graph's buffers are the ones bufferization makes. Without
+  /// it (ops the analysis rejects, a module over kMaxAnalysedOps ops) the
+  /// rule of FunctionGraph.h decides alone.
+  void analyzeInPlace(Operation *scope);
+  /// Whether bufferization writes `operand` (a destination or a view's
+  /// source) in place; nullopt when the analysis has no say.
+  std::optional<bool> bufferizesInPlace(OpOperand &operand) const;
+
   const GraphOptions &options;
   DataLayout layout;
+  /// Per op: the in-place decision of each operand (1 in place, 0 a copy,
+  /// -1 not a tensor operand), where bufferization's analysis made one.
+  DenseMap<Operation *, SmallVector<int8_t>> inPlaceOperands;
   DenseMap<Type, std::optional<uint64_t>> typeBytes;
   std::map<std::pair<Operation *, std::vector<bool>>, Summary> calleeSummaries;
   SmallPtrSet<Operation *, 4> calleesInProgress;
@@ -189,6 +210,111 @@ private:
 
 } // namespace lms
 } // namespace mlir
+
+/// Beyond this many ops in a function and its callees the bufferization
+/// analysis is skipped (it is run per graph built; the rule alone is
+/// linear).
+static constexpr size_t kMaxAnalysedOps = 200000;
+
+void GraphBuilder::analyzeInPlace(Operation *scope) {
+  if (!options.useBufferizationAnalysis)
+    return;
+  // The function that holds `scope`, and the module around it.
+  Operation *func = scope;
+  while (func && !isa<FunctionOpInterface>(func))
+    func = func->getParentOp();
+  auto module = func ? dyn_cast_or_null<ModuleOp>(func->getParentOp())
+                     : ModuleOp();
+  if (!module)
+    return;
+  // The function and what it calls, transitively: what the graph reads.
+  SmallVector<Operation *> functions{func};
+  DenseSet<Operation *> seen{func};
+  size_t numOps = 0;
+  bool hasTensors = false;
+  for (size_t i = 0; i < functions.size(); ++i)
+    functions[i]->walk([&](Operation *op) {
+      ++numOps;
+      hasTensors |= llvm::any_of(op->getResultTypes(),
+                                 [](Type t) { return isa<TensorType>(t); });
+      if (auto call = dyn_cast<CallOpInterface>(op))
+        if (Operation *callee = call.resolveCallableInTable(&symbolTables))
+          if (seen.insert(callee).second)
+            functions.push_back(callee);
+    });
+  if (!hasTensors || numOps > kMaxAnalysedOps)
+    return;
+  // Upstream's own pass, as the lowering runs it, in its analysis-only mode
+  // on a module of copies of those functions (and of the module's other
+  // symbols: globals): it annotates every op with the in-place decision of
+  // each operand.
+  OpBuilder builder(module->getContext());
+  OwningOpRef<ModuleOp> copy = ModuleOp::create(module.getLoc());
+  copy->getOperation()->setAttrs(module->getAttrDictionary());
+  builder.setInsertionPointToEnd(copy->getBody());
+  SmallVector<std::pair<Operation *, Operation *>> copied;
+  for (Operation &op : module.getBody()->getOperations()) {
+    if (isa<FunctionOpInterface>(op) && !seen.contains(&op)) {
+      // Other functions only as declarations, for their symbols.
+      auto other = cast<FunctionOpInterface>(op);
+      Operation *decl = other->cloneWithoutRegions();
+      builder.insert(decl);
+      if (!other.isExternal())
+        SymbolTable::setSymbolVisibility(decl,
+                                         SymbolTable::Visibility::Private);
+      continue;
+    }
+    Operation *clone = builder.clone(op);
+    if (seen.contains(&op))
+      copied.push_back({&op, clone});
+  }
+  PassManager pm(module->getContext(), ModuleOp::getOperationName());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.allowUnknownOps = true;
+  bufferize.testAnalysisOnly = true;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  {
+    // Where the analysis rejects the IR, the rule decides alone; its
+    // diagnostics are not the user's business here.
+    ScopedDiagnosticHandler silence(module->getContext(),
+                                    [](Diagnostic &) { return success(); });
+    if (failed(pm.run(*copy)))
+      return;
+  }
+  // Each copy has the same ops in the same order as its original. Only ops
+  // that bufferization knows (a BufferizableOpInterface model) decide.
+  for (auto [original, clone] : copied) {
+    SmallVector<Operation *> originals, clones;
+    original->walk([&](Operation *op) { originals.push_back(op); });
+    clone->walk([&](Operation *op) { clones.push_back(op); });
+    if (originals.size() != clones.size())
+      continue;
+    for (auto [op, cloned] : llvm::zip(originals, clones)) {
+      auto decisions =
+          cloned->getAttrOfType<ArrayAttr>("__inplace_operands_attr__");
+      if (!decisions || decisions.size() != op->getNumOperands() ||
+          !isa<bufferization::BufferizableOpInterface>(op))
+        continue;
+      SmallVector<int8_t> &inPlace = inPlaceOperands[op];
+      for (Attribute decision : decisions) {
+        StringRef text = cast<StringAttr>(decision).getValue();
+        inPlace.push_back(text == "true" ? 1 : text == "false" ? 0 : -1);
+      }
+    }
+  }
+}
+
+std::optional<bool> GraphBuilder::bufferizesInPlace(OpOperand &operand) const {
+  auto it = inPlaceOperands.find(operand.getOwner());
+  if (it == inPlaceOperands.end() ||
+      operand.getOperandNumber() >= it->second.size() ||
+      it->second[operand.getOperandNumber()] < 0)
+    return std::nullopt;
+  return it->second[operand.getOperandNumber()] == 1;
+}
 
 std::optional<uint64_t> GraphBuilder::staticBytes(Type type) {
   if (auto host = dyn_cast<HostType>(type))
@@ -548,14 +674,25 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
         // Results tied to an init operand: in place when the init's buffer is
         // not used after this op.
         Value init;
+        OpOperand *tiedInit = nullptr;
         if (dps && dps.hasPureTensorSemantics())
-          init = dps.getTiedOpOperand(result)->get();
+          tiedInit = dps.getTiedOpOperand(result);
         else if (loop)
-          if (OpOperand *tied = loop.getTiedLoopInit(result))
-            init = tied->get();
+          tiedInit = loop.getTiedLoopInit(result);
+        if (tiedInit)
+          init = tiedInit->get();
         if (init) {
           std::optional<TensorIndex> buffer = fg.lookupBuffer(init);
-          if (buffer && writable[*buffer] && bufferLastUse[*buffer] <= index) {
+          // Bufferization's decision where its analysis has one (it also
+          // writes in place into an init nobody reads later, and into the
+          // slice of a matching extract/insert pair); else the rule: in
+          // place at the init buffer's last use. Never into read-only data
+          // (a constant) or a borrowed argument.
+          std::optional<bool> analysed = bufferizesInPlace(*tiedInit);
+          bool inPlace = buffer && writable[*buffer] &&
+                         (analysed ? *analysed
+                                   : bufferLastUse[*buffer] <= index);
+          if (inPlace) {
             addAlias(result, *buffer, index);
             updates.push_back(*buffer);
             continue;

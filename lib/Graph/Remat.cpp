@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LMS/Graph/Remat.h"
+#include "LMS/Graph/Swap.h"
 #include "RematInternal.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -44,17 +45,7 @@ uint64_t lms::autoSearchIterations(const Graph &graph) {
 }
 
 uint64_t lms::rematLowerBound(const Graph &graph) {
-  return std::max(minimumFeasibleBytes(graph).first, [&] {
-    uint64_t entry = 0;
-    for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors());
-         ++t) {
-      const Tensor &tensor = graph.tensor(t);
-      if (tensor.producer == kEntry && tensor.space == MemorySpace::Device &&
-          graph.lastUse(t) != kEntry)
-        entry += tensor.bytes;
-    }
-    return entry;
-  }());
+  return std::max(minimumFeasibleBytes(graph).first, entryBytes(graph));
 }
 
 namespace {

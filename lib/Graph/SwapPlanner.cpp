@@ -356,10 +356,18 @@ lms::planSwaps(const Graph &graph, const DeviceSpec &device, uint64_t budget,
             signedBytes += graph.tensor(t).bytes;
         uint64_t opBytes = static_cast<uint64_t>(std::max<int64_t>(
             signedBytes, 0));
+        // The last op without results: the function's return.
+        bool returns = smallestAt + 1 == static_cast<OpIndex>(graph.numOps()) &&
+                       op.outputs.empty() && !op.inputs.empty();
         infeasible->reason =
-            llvm::formatv("its operands, results and temporaries need {0}",
+            returns ? llvm::formatv("the values it returns stay on the device "
+                                    "and need {0}",
+                                    formatBytes(opBytes))
+                          .str()
+                    : llvm::formatv(
+                          "its operands, results and temporaries need {0}",
                           formatBytes(opBytes))
-                .str();
+                          .str();
         if (smallest > opBytes)
           infeasible->reason +=
               llvm::formatv(" and {0} of other tensors live across it cannot "

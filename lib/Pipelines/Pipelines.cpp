@@ -55,9 +55,11 @@ static void addHostLowering(OpPassManager &pm) {
   addBufferization(pm);
   addCopies(pm, /*computeOnGPU=*/false);
   pm.addPass(createConvertLinalgToLoopsPass());
+  // Subviews with dynamic offsets (slices indexed by a loop variable) expand
+  // into affine.apply: expand first, then lower affine.
+  pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   // What has no LLVM lowering (math.erf in GELU) becomes a libm call.

@@ -156,9 +156,26 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
     return failure();
   uint64_t lower = ::lms::rematLowerBound(rg->graph);
   if (limit < lower) {
+    // Name the constraint that binds: the arguments at entry, or one op.
+    uint64_t entry = ::lms::entryBytes(rg->graph);
+    if (entry >= lower)
+      return emitError(func.getLoc())
+             << "no plan fits the budget " << ::lms::formatBytes(limit) << " ("
+             << limit << " bytes): the function's arguments are on the "
+                "device when it starts and need "
+             << ::lms::formatBytes(entry) << " (" << entry
+             << " bytes), the smallest feasible budget";
     auto [bytes, op] = ::lms::minimumFeasibleBytes(rg->graph);
     Operation *at = op >= 0 ? graph->getOp(rg->members[op].back())
                             : func.getOperation();
+    if (at->hasTrait<OpTrait::IsTerminator>())
+      return emitError(at->getLoc())
+             << "no plan fits the budget " << ::lms::formatBytes(limit) << " ("
+             << limit << " bytes): the values returned here stay on the "
+                "device and need "
+             << ::lms::formatBytes(bytes) << " (" << bytes
+             << " bytes); the smallest feasible budget is "
+             << ::lms::formatBytes(lower) << " (" << lower << " bytes)";
     return emitError(at->getLoc())
            << "no plan fits the budget " << ::lms::formatBytes(limit) << " ("
            << limit << " bytes): this op needs " << ::lms::formatBytes(bytes)

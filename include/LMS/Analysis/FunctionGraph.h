@@ -8,8 +8,12 @@
 //   shares its init's buffer, view-like ops alias their source and keep it
 //   alive, `tensor.empty`, `memref.alloc`, `gpu.alloc` and every other result
 //   allocate;
-// * a destination-style op writes in place when its init is not used later
-//   (as one-shot bufferization does); otherwise its result is a new buffer;
+// * a destination-style op (or a loop's result) writes in place into its
+//   init where One-Shot Bufferize's analysis, run as the lowering runs it,
+//   says so (it also writes into an init nobody reads later, and into the
+//   slice of a matching extract/insert pair); where the analysis has no say,
+//   in place when the init is not used later; never into a constant or a
+//   borrowed argument; otherwise its result is a new buffer;
 // * arguments are live from entry through their last use, returned values
 //   to the end, a result nobody uses only while its op runs;
 // * an op with regions is one node whose transient bytes are the peak inside
@@ -65,6 +69,9 @@ struct GraphOptions {
   /// Keep function arguments resident to the end (the callee may otherwise
   /// free or offload them after their last use).
   bool keepArgumentsResident = false;
+  /// Decide in-place destinations by asking One-Shot Bufferize's analysis
+  /// (as the lowering runs it) instead of by the last-use rule alone.
+  bool useBufferizationAnalysis = true;
 };
 
 /// The graph of one function body (a single block), with the mapping from
