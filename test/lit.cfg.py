@@ -81,6 +81,11 @@ shared_graphs = os.path.join(os.path.dirname(config.lms_src_root), "shared",
 if os.path.isdir(shared_graphs):
     config.available_features.add("moccasin-graphs")
     config.substitutions.append(("%moccasin_graphs", shared_graphs))
+shared_models = os.path.join(os.path.dirname(config.lms_src_root), "shared",
+                             "data", "models")
+if os.path.isdir(shared_models):
+    config.available_features.add("shared-models")
+    config.substitutions.append(("%shared_models", shared_models))
 
 # The PyTorch importer (tools/torch-export) runs with Debian's python3, which
 # has python3-torch and python3-torchvision (scripts/deps.sh installs them).

@@ -26,6 +26,7 @@
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -633,7 +634,10 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
       // Constants are read-only: bufferization copies them before a write.
       bool hostData = isHostConstant(&op);
       outputs.push_back(newBuffer(result, bytes, space, index, !hostData));
-      if (hostData)
+      // It can be dropped and read again only when reading it has no
+      // effect to order against (a constant, not a mutable global that a
+      // store may change in between).
+      if (hostData && isMemoryEffectFree(&op))
         graph.tensor(outputs.back()).hostBacked = true;
       return success();
     };

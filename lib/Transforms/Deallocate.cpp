@@ -9,6 +9,7 @@
 #include "LMS/Analysis/FunctionGraph.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "LMS/Transforms/Passes.h"
+#include "LMS/Transforms/PlanningSupport.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -45,7 +46,7 @@ struct LMSDeallocatePass
     : public mlir::lms::impl::LMSDeallocateBase<LMSDeallocatePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(specializeCallees(module)))
+    if (failed(specializeBorrowingCallees(module, GraphOptions())))
       return signalPassFailure();
     for (auto func : module.getOps<FunctionOpInterface>()) {
       if (func.isExternal())
@@ -53,80 +54,6 @@ struct LMSDeallocatePass
       if (failed(deallocateFunction(func)))
         return signalPassFailure();
     }
-  }
-
-  /// Makes every call pass ownership exactly as the memory analyses count
-  /// it: a callee owns the operands passed at their buffer's last use and
-  /// borrows the others (FunctionGraph::borrowedCallOperands). A call that
-  /// borrows some operand calls a copy of its callee whose borrowed
-  /// arguments carry `lms.borrowed` (never freed there); one copy per callee
-  /// and set of borrowed arguments. No operand is copied.
-  LogicalResult specializeCallees(ModuleOp module) {
-    SymbolTable symbols(module);
-    SymbolTableCollection symbolTables;
-    SmallVector<FunctionOpInterface> worklist;
-    for (auto func : module.getOps<FunctionOpInterface>())
-      if (!func.isExternal())
-        worklist.push_back(func);
-    for (size_t i = 0; i < worklist.size(); ++i) {
-      FunctionOpInterface func = worklist[i];
-      FailureOr<FunctionGraph> graph = FunctionGraph::build(func);
-      if (failed(graph))
-        return failure();
-      // Each call with the graph of its block.
-      SmallVector<std::pair<CallOpInterface, SmallVector<bool>>> calls;
-      DenseMap<Block *, std::unique_ptr<FunctionGraph>> nested;
-      WalkResult walk = func.walk([&](CallOpInterface call) {
-        Block *block = call->getBlock();
-        const FunctionGraph *fg = &*graph;
-        if (block != graph->getBlock()) {
-          std::unique_ptr<FunctionGraph> &inner = nested[block];
-          if (!inner) {
-            FailureOr<FunctionGraph> built = FunctionGraph::buildNested(*block);
-            if (failed(built))
-              return WalkResult::interrupt();
-            inner = std::make_unique<FunctionGraph>(std::move(*built));
-          }
-          fg = inner.get();
-        }
-        calls.push_back({call, fg->borrowedCallOperands(call)});
-        return WalkResult::advance();
-      });
-      if (walk.wasInterrupted())
-        return failure();
-      for (auto &[call, borrowed] : calls) {
-        auto callee = dyn_cast_or_null<FunctionOpInterface>(
-            call.resolveCallableInTable(&symbolTables));
-        if (!callee || callee.isExternal())
-          continue;
-        // Only buffers can be borrowed.
-        std::string suffix;
-        for (auto [operand, isBorrowed] :
-             llvm::zip(call->getOperands(), borrowed))
-          suffix += isBorrowed && isa<MemRefType>(operand.getType()) ? 'b'
-                                                                      : 'o';
-        if (suffix.find('b') == std::string::npos)
-          continue;
-        std::string name =
-            (callee.getName() + "_lms_borrow_" + suffix).str();
-        auto copy = symbols.lookup<FunctionOpInterface>(name);
-        if (!copy) {
-          copy = cast<FunctionOpInterface>(callee->clone());
-          copy.setName(name);
-          SymbolTable::setSymbolVisibility(copy,
-                                           SymbolTable::Visibility::Private);
-          for (auto [index, c] : llvm::enumerate(suffix))
-            if (c == 'b')
-              copy.setArgAttr(index, kBorrowedArgAttr,
-                              UnitAttr::get(copy.getContext()));
-          symbols.insert(copy, Block::iterator(callee.getOperation()));
-          worklist.push_back(copy);
-        }
-        call.setCalleeFromCallable(
-            FlatSymbolRefAttr::get(copy.getContext(), name));
-      }
-    }
-    return success();
   }
 
   LogicalResult deallocateFunction(FunctionOpInterface func) {

@@ -5,6 +5,7 @@
 #include "LMS/Analysis/Options.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "LMS/Graph/Memory.h"
+#include "LMS/Graph/Remat.h"
 #include "LMS/Graph/Units.h"
 #include "LMS/Transforms/GlobalOptions.h"
 #include "LMS/Transforms/Strip.h"
@@ -116,26 +117,91 @@ mlir::lms::resolvePlanningContext(Operation *scope, uint64_t alignment,
     return failure();
   context.device = *spec;
   context.budgetOption = budget.empty() ? getGlobalBudget() : budget.str();
+  auto module = dyn_cast<ModuleOp>(scope);
+  // A pass over the module plans each way a function is called apart.
+  if (module &&
+      failed(specializeBorrowingCallees(module, context.graphOptions)))
+    return failure();
+  if (!module)
+    module = scope->getParentOfType<ModuleOp>();
+  if (!module)
+    return context;
   llvm::Expected<::lms::ByteSize> size =
-      ::lms::parseByteSize(context.budgetOption);
+      context.budgetOption.empty()
+          ? llvm::Expected<::lms::ByteSize>(::lms::ByteSize())
+          : ::lms::parseByteSize(context.budgetOption);
   if (!size) {
     // Reported at the function that uses it (getBudget).
     llvm::consumeError(size.takeError());
     return context;
   }
-  if (!size->isPercent)
-    return context;
-  auto module = dyn_cast<ModuleOp>(scope);
-  if (!module)
-    module = scope->getParentOfType<ModuleOp>();
-  if (!module)
-    return context;
-  FailureOr<uint64_t> peak = programPeak(module, context.graphOptions);
-  if (failed(peak))
+  if (size->isPercent) {
+    FailureOr<uint64_t> peak = programPeak(module, context.graphOptions);
+    if (failed(peak))
+      return failure();
+    context.programPeakBytes = *peak;
+    context.programBudgetBytes = size->resolve(*peak);
+  }
+  if (failed(computeCallSiteBudgets(module, context)))
     return failure();
-  context.programPeakBytes = *peak;
-  context.programBudgetBytes = size->resolve(*peak);
   return context;
+}
+
+LogicalResult mlir::lms::computeCallSiteBudgets(ModuleOp module,
+                                                PlanningContext &context) {
+  SmallVector<FunctionOpInterface> order = functionsCalleesFirst(module);
+  SymbolTableCollection symbols;
+  DenseMap<Operation *, uint64_t> floors;
+  // Callers first: a caller's budget is final before its callees'.
+  for (FunctionOpInterface func : llvm::reverse(order)) {
+    bool hasCalls = false;
+    func.walk([&](CallOpInterface) { hasCalls = true; });
+    if (!hasCalls)
+      continue;
+    FailureOr<uint64_t> budget = resolveFunctionBudget(func, context);
+    if (failed(budget))
+      return failure();
+    FailureOr<FunctionGraph> graph =
+        FunctionGraph::build(func, context.graphOptions);
+    if (failed(graph))
+      return failure();
+    const ::lms::Graph &g = graph->getGraph();
+    ::lms::MemoryProfile profile = ::lms::evaluateSchedule(g);
+    for (auto [index, memory] : profile.computeSteps) {
+      auto call = dyn_cast<CallOpInterface>(graph->getOp(index));
+      if (!call)
+        continue;
+      auto callee = dyn_cast_or_null<FunctionOpInterface>(
+          call.resolveCallableInTable(&symbols));
+      if (!callee || callee.isExternal() || callee == func)
+        continue;
+      // What the caller holds across the call besides its operands (the
+      // callee counts those from its entry).
+      uint64_t operands = 0;
+      for (::lms::TensorIndex t : g.op(index).inputs)
+        if (g.tensor(t).space == ::lms::MemorySpace::Device)
+          operands += g.tensor(t).bytes;
+      uint64_t across =
+          memory.before > operands ? memory.before - operands : 0;
+      uint64_t left = *budget > across ? *budget - across : 0;
+      // Never below what the callee needs anyway: there the caller must
+      // make room around the call instead (and says so if it cannot).
+      auto [floorIt, fresh] = floors.try_emplace(callee.getOperation(), 0);
+      if (fresh) {
+        FailureOr<FunctionGraph> calleeGraph =
+            FunctionGraph::build(callee, context.graphOptions);
+        if (failed(calleeGraph))
+          return failure();
+        floorIt->second = ::lms::rematLowerBound(calleeGraph->getGraph());
+      }
+      left = std::min(*budget, std::max(left, floorIt->second));
+      auto [it, inserted] =
+          context.callSiteBudgets.try_emplace(callee.getOperation(), left);
+      if (!inserted)
+        it->second = std::min(it->second, left);
+    }
+  }
+  return success();
 }
 
 FailureOr<uint64_t> mlir::lms::programPeak(ModuleOp module,
@@ -170,15 +236,107 @@ FailureOr<uint64_t> mlir::lms::programPeak(ModuleOp module,
 FailureOr<uint64_t>
 mlir::lms::resolveFunctionBudget(FunctionOpInterface func,
                                  const PlanningContext &context) {
-  // A percentage of the program, resolved once; a function's own
-  // `lms.budget` still wins.
-  if (context.programBudgetBytes &&
-      !func->hasAttr(LMSDialect::getBudgetAttrName()))
-    return *context.programBudgetBytes;
-  FailureOr<FunctionGraph> graph =
-      FunctionGraph::build(func, context.graphOptions);
-  if (failed(graph))
+  FailureOr<uint64_t> own = [&]() -> FailureOr<uint64_t> {
+    // A percentage of the program, resolved once; a function's own
+    // `lms.budget` still wins.
+    if (context.programBudgetBytes &&
+        !func->hasAttr(LMSDialect::getBudgetAttrName()))
+      return *context.programBudgetBytes;
+    FailureOr<FunctionGraph> graph =
+        FunctionGraph::build(func, context.graphOptions);
+    if (failed(graph))
+      return failure();
+    return resolveBudgetBytes(func, context.budgetOption, context.device,
+                              context.graphOptions, *graph);
+  }();
+  if (failed(own))
     return failure();
-  return resolveBudgetBytes(func, context.budgetOption, context.device,
-                            context.graphOptions, *graph);
+  auto it = context.callSiteBudgets.find(func.getOperation());
+  return it == context.callSiteBudgets.end() ? *own
+                                             : std::min(*own, it->second);
+}
+
+/// The function a borrowing copy was made from: its name without the
+/// `_lms_borrow_...` suffix.
+static StringRef baseName(StringRef name) {
+  size_t at = name.rfind("_lms_borrow_");
+  return at == StringRef::npos ? name : name.take_front(at);
+}
+
+LogicalResult mlir::lms::specializeBorrowingCallees(
+    ModuleOp module, const GraphOptions &options) {
+  SymbolTable symbols(module);
+  SymbolTableCollection symbolTables;
+  SmallVector<FunctionOpInterface> worklist;
+  for (auto func : module.getOps<FunctionOpInterface>())
+    if (!func.isExternal())
+      worklist.push_back(func);
+  for (size_t i = 0; i < worklist.size(); ++i) {
+    FunctionOpInterface func = worklist[i];
+    FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
+    if (failed(graph))
+      return failure();
+    // Each call with the graph of its block.
+    SmallVector<std::pair<CallOpInterface, SmallVector<bool>>> calls;
+    DenseMap<Block *, std::unique_ptr<FunctionGraph>> nested;
+    WalkResult walk = func.walk([&](CallOpInterface call) {
+      Block *block = call->getBlock();
+      const FunctionGraph *fg = &*graph;
+      if (block != graph->getBlock()) {
+        std::unique_ptr<FunctionGraph> &inner = nested[block];
+        if (!inner) {
+          FailureOr<FunctionGraph> built =
+              FunctionGraph::buildNested(*block, options);
+          if (failed(built))
+            return WalkResult::interrupt();
+          inner = std::make_unique<FunctionGraph>(std::move(*built));
+        }
+        fg = inner.get();
+      }
+      calls.push_back({call, fg->borrowedCallOperands(call)});
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    for (auto &[call, borrowed] : calls) {
+      auto callee = dyn_cast_or_null<FunctionOpInterface>(
+          call.resolveCallableInTable(&symbolTables));
+      if (!callee || callee.isExternal())
+        continue;
+      // Only buffers can be borrowed.
+      std::string suffix;
+      for (auto [operand, isBorrowed] :
+           llvm::zip(call->getOperands(), borrowed))
+        suffix += isBorrowed && isa<TensorType, MemRefType>(operand.getType())
+                      ? 'b'
+                      : 'o';
+      StringRef base = baseName(callee.getName());
+      std::string name =
+          suffix.find('b') == std::string::npos
+              ? base.str()
+              : (base + "_lms_borrow_" + suffix).str();
+      if (name == callee.getName())
+        continue;
+      auto target = symbols.lookup<FunctionOpInterface>(name);
+      if (!target) {
+        auto original = symbols.lookup<FunctionOpInterface>(base);
+        if (!original)
+          return call->emitOpError("calls a copy of @")
+                 << base << " whose original is gone";
+        target = cast<FunctionOpInterface>(original->clone());
+        target.setName(name);
+        SymbolTable::setSymbolVisibility(target,
+                                         SymbolTable::Visibility::Private);
+        for (auto [index, c] : llvm::enumerate(suffix))
+          if (c == 'b')
+            target.setArgAttr(index, kBorrowedArgAttr,
+                              UnitAttr::get(target.getContext()));
+        symbols.insert(target, std::next(Block::iterator(original.getOperation())));
+        worklist.push_back(target);
+      }
+      call.setCalleeFromCallable(
+          FlatSymbolRefAttr::get(target.getContext(), name));
+    }
+  }
+  return success();
 }

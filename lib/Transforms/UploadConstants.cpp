@@ -14,6 +14,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir {
 namespace lms {
@@ -32,7 +33,8 @@ TypedAttr splatValue(memref::GetGlobalOp getGlobal,
                      SymbolTableCollection &symbols) {
   auto global = symbols.lookupNearestSymbolFrom<memref::GlobalOp>(
       getGlobal, getGlobal.getNameAttr());
-  if (!global || !global.getInitialValue())
+  // A mutable global's initial value is not its value after a store.
+  if (!global || !global.getConstant() || !global.getInitialValue())
     return {};
   auto elements = dyn_cast<DenseElementsAttr>(*global.getInitialValue());
   if (!elements || !elements.isSplat())
@@ -58,6 +60,26 @@ struct LMSUploadConstantsPass
     // Globals already placed in another memory space are not host data.
     if (type.getMemorySpace() || getGlobal->use_empty())
       return success();
+    // A mutable global that is written (an ml_program.global_store,
+    // bufferized to a copy into it), or passed where it may be, is the host
+    // data itself: the write goes there. A constant global is only read.
+    auto global = symbols.lookupNearestSymbolFrom<memref::GlobalOp>(
+        getGlobal, getGlobal.getNameAttr());
+    bool readOnly = global && global.getConstant();
+    for (OpOperand &use : getGlobal->getUses()) {
+      if (readOnly)
+        break;
+      // Unknown users (no effects to ask, a call) may write.
+      auto effects = dyn_cast<MemoryEffectOpInterface>(use.getOwner());
+      if (!effects)
+        return success();
+      SmallVector<MemoryEffects::EffectInstance> instances;
+      effects.getEffectsOnValue(use.get(), instances);
+      if (llvm::any_of(instances, [](MemoryEffects::EffectInstance &e) {
+            return isa<MemoryEffects::Write>(e.getEffect());
+          }))
+        return success();
+    }
     if (!type.hasStaticShape())
       return getGlobal.emitOpError(
           "reads a global of dynamic shape, which cannot be uploaded");

@@ -132,12 +132,12 @@ func.func @captured_by_linalg(%table: memref<32x16xf32>, %ids: memref<8xi64>) ->
 // CHECK-NEXT: %[[R:.*]] = call @step_lms_borrow_b(%[[A]])
 // CHECK-NEXT: %[[S:.*]] = call @step(%[[A]])
 // CHECK-NOT: memref.dealloc %[[A]]
-// CHECK: func.func private @step_lms_borrow_b(%[[X:.*]]: memref<4xf32> {lms.borrowed})
-// CHECK-NOT: memref.dealloc %[[X]]
-// CHECK: return
 // CHECK: func.func private @step(%[[Y:.*]]: memref<4xf32>)
 // CHECK: "test.op"(%[[Y]], %[[B:.*]])
 // CHECK-NEXT: memref.dealloc %[[Y]]
+// CHECK: func.func private @step_lms_borrow_b(%[[X:.*]]: memref<4xf32> {lms.borrowed})
+// CHECK-NOT: memref.dealloc %[[X]]
+// CHECK: return
 func.func @lend_and_give() -> (memref<4xf32>, memref<4xf32>) {
   %a = memref.alloc() : memref<4xf32>
   %r = call @step(%a) : (memref<4xf32>) -> memref<4xf32>

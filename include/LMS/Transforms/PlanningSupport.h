@@ -29,6 +29,10 @@ struct PlanningContext {
   std::optional<uint64_t> programBudgetBytes;
   /// That unplanned program peak.
   uint64_t programPeakBytes = 0;
+  /// Functions called from a function with a budget: the budget left at
+  /// their tightest call site (the caller's budget minus what it keeps live
+  /// across the call), so that caller and callee fit together.
+  llvm::DenseMap<Operation *, uint64_t> callSiteBudgets;
 };
 
 /// The unplanned peak of the program in `module`: the largest peak (without
@@ -36,7 +40,25 @@ struct PlanningContext {
 /// its callees counted at their call sites.
 FailureOr<uint64_t> programPeak(ModuleOp module, const GraphOptions &options);
 
-/// Resolves a PlanningContext for `scope` (a module or an op in one); emits
+/// Fills `context.callSiteBudgets`: for every function called from another
+/// one, the smallest budget left at a call site (the caller's budget minus
+/// the device bytes it keeps live across the call, its operands aside).
+LogicalResult computeCallSiteBudgets(ModuleOp module, PlanningContext &context);
+
+/// Makes every call pass ownership exactly as the memory analyses count it:
+/// a callee owns the operands passed at their buffer's last use and borrows
+/// the others (FunctionGraph::borrowedCallOperands). A call that lends some
+/// operand calls a private copy of its callee, `@<callee>_lms_borrow_<o|b
+/// per operand>`, whose lent arguments carry `lms.borrowed` (kept resident
+/// there, never freed or written); one copy per callee and set of lent
+/// arguments. The planning passes run it first, so that each copy is planned
+/// for the way it is called; --lms-deallocate runs it again on buffers.
+LogicalResult specializeBorrowingCallees(ModuleOp module,
+                                         const GraphOptions &options);
+
+/// Resolves a PlanningContext for `scope` (a module or an op in one); for a
+/// module, first makes borrowing copies of callees
+/// (specializeBorrowingCallees) and then the call-site budgets; emits
 /// the error at `scope` and fails on a malformed option or unknown device.
 FailureOr<PlanningContext> resolvePlanningContext(Operation *scope,
                                                   uint64_t alignment,

@@ -128,10 +128,14 @@ struct ConvertLMSToGPUPass
           return failure();
       } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
         // The upload of a constant (--lms-upload-constants): host global to
-        // device buffer.
-        if (!isa_and_nonnull<memref::GetGlobalOp>(
-                rootBuffer(copy.getSource()).getDefiningOp()) ||
-            cast<BaseMemRefType>(copy.getTarget().getType()).getMemorySpace())
+        // device buffer; or the store of a device buffer into a global.
+        auto isGlobal = [](Value buffer) {
+          return isa_and_nonnull<memref::GetGlobalOp>(
+              rootBuffer(buffer).getDefiningOp());
+        };
+        if (isGlobal(copy.getSource()) == isGlobal(copy.getTarget()) ||
+            cast<BaseMemRefType>(copy.getTarget().getType()).getMemorySpace() ||
+            cast<BaseMemRefType>(copy.getSource().getType()).getMemorySpace())
           continue;
         Value stream = newStream(b, loc);
         Value token =
