@@ -194,8 +194,16 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
     The budget comes from a function's `lms.budget` attribute, else this
     pass's `budget=` option, else `--lms-budget`, else the device's capacity.
     Sizes take units (`B`, `KB`, `KiB`, `MB`, `MiB`, `GB`, `GiB`) or a
-    percentage of the function's peak without LMS (`60%`). A function that
-    already fits is left unchanged (running the pass twice adds nothing).
+    percentage (`60%`): of the whole program's unplanned peak for the
+    options (resolved once, before any rewrite), of the function's own for
+    an `lms.budget` attribute. Callees are planned first, inside the budget
+    left at their tightest call site; a call that lends an operand the
+    caller uses again goes to a borrowing copy of its callee
+    (`@<callee>_lms_borrow_...`, see `--lms-deallocate`), planned for that
+    way of being called. Constants and globals are host-backed: a constant's
+    device copy may be dropped and fetched again (an `lms.recompute` of the
+    constant; no device-to-host copy). A function that already fits is left
+    unchanged (running the pass twice adds nothing).
     When no plan can fit (an op's operands and results alone exceed the
     budget), the pass fails with an error at that op naming the smallest
     feasible budget.
@@ -294,7 +302,7 @@ def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
     `budget=`, then `--lms-budget`, then the device's capacity). A function
     that fits is left unchanged. A budget below the smallest feasible one is
     an error at the op that needs more; a budget no plan was found for within
-    the time limit is an error naming the planner. After the rewrite the pass
+    its work limit is an error naming the planner. After the rewrite the pass
     checks that the memory analysis of the function fits the budget.
   }];
   let options = [
