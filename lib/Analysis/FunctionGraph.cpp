@@ -104,10 +104,10 @@ static bool isBorrowedArgument(BlockArgument arg, ArrayRef<bool> borrowed) {
 /// buffers, `memref.get_global`) is moved right before its first user, the
 /// first op of the block that uses it or holds a use of it in its regions.
 /// Unused constants stay where they are.
-static SmallVector<Operation *> scheduleOrder(Block &block) {
+static SmallVector<Operation *>
+scheduleOrder(Block &block, SmallPtrSetImpl<Operation *> &deferred) {
   SmallVector<Operation *> order;
   DenseMap<Operation *, SmallVector<Operation *, 1>> deferredBefore;
-  SmallPtrSet<Operation *, 8> deferred;
   for (Operation &op : block) {
     if (!isHostConstant(&op) && !isa<memref::GetGlobalOp>(op))
       continue;
@@ -527,7 +527,8 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
   // The schedule: the ops of the block in order, except that a host constant
   // is uploaded right before its first user (where the lowering uploads it),
   // not where the producer wrote it.
-  SmallVector<Operation *> order = scheduleOrder(block);
+  SmallPtrSet<Operation *, 8> deferred;
+  SmallVector<Operation *> order = scheduleOrder(block, deferred);
 
   // Pass 1: the values each top-level op uses (its operands and the values of
   // this block that its regions capture), and the last use of every value.
@@ -773,6 +774,16 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
         graph.setBytes(t, 0);
     ++index;
   }
+
+  // Insertion anchors: an op scheduled out of its block position (a host
+  // constant moved to its first user) anchors at the next op that is not.
+  fg.anchors.assign(order.size(), static_cast<OpIndex>(order.size()));
+  OpIndex next = static_cast<OpIndex>(order.size());
+  for (OpIndex i = static_cast<OpIndex>(order.size()) - 1; i >= 0; --i) {
+    if (!deferred.contains(order[i]))
+      next = i;
+    fg.anchors[i] = next;
+  }
   return success();
 }
 
@@ -820,21 +831,12 @@ FunctionGraph::borrowedCallOperands(CallOpInterface call) const {
   return borrowed;
 }
 
-bool FunctionGraph::sinkHostConstants(Block &block) {
-  SmallVector<Operation *> order = scheduleOrder(block);
-  bool moved = false;
-  Operation *previous = nullptr;
-  for (Operation *op : order) {
-    if (previous ? op->getPrevNode() != previous : op != &block.front()) {
-      if (previous)
-        op->moveAfter(previous);
-      else
-        op->moveBefore(&block.front());
-      moved = true;
-    }
-    previous = op;
-  }
-  return moved;
+Operation *FunctionGraph::getInsertionAnchor(::lms::OpIndex index) const {
+  if (index < 0 || static_cast<size_t>(index) >= anchors.size())
+    return nullptr;
+  ::lms::OpIndex anchor = anchors[index];
+  return anchor < static_cast<::lms::OpIndex>(ops.size()) ? ops[anchor]
+                                                          : nullptr;
 }
 
 FailureOr<FunctionGraph> FunctionGraph::buildNested(Block &block,

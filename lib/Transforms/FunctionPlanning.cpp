@@ -120,8 +120,6 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
            << ::lms::formatBytes(limit) << " (" << limit
            << " bytes): its plan peaks at " << result->peakBytes << " bytes";
 
-  // The graph counts constants from their first use: make that the order.
-  FunctionGraph::sinkHostConstants(*graph->getBlock());
   rewriteWithSwaps(*graph, candidates, result->plan);
   if (failed(checkFits(func, graphOptions, limit, result->peakBytes,
                        "inserting swaps")))
@@ -237,7 +235,6 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
 
     Operation *backup = last ? nullptr : func->clone();
     rewritten = RecomputeStats();
-    FunctionGraph::sinkHostConstants(*graph->getBlock());
     rewriteWithRecomputes(*graph, *rg, result->plan, &rewritten);
     FailureOr<FunctionGraph> after = FunctionGraph::build(func, graphOptions);
     if (failed(after)) {

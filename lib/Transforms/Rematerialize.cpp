@@ -326,7 +326,7 @@ void mlir::lms::rewriteWithRecomputes(const FunctionGraph &fg,
     }
     done[group] = 1;
     OpIndex anchorPos = rg.members[group].front();
-    Operation *anchor = fg.getOp(anchorPos);
+    Operation *anchor = fg.getInsertionAnchor(anchorPos);
     for (OpIndex r : pending)
       recompute(r, anchor, anchorPos);
     pending.clear();

@@ -11,6 +11,8 @@
 #include "LMS/Transforms/Passes.h"
 
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -199,7 +201,35 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
 
   // Recomputations: inline, then merge the clones with the originals.
   inlineRecomputes(root, /*mergeWithOriginals=*/true, &stats);
+  stripBorrowingCopies(root);
   return stats;
+}
+
+void mlir::lms::stripBorrowingCopies(Operation *root) {
+  constexpr StringLiteral marker = "_lms_borrow_";
+  root->walk([&](CallOpInterface call) {
+    auto ref = dyn_cast_if_present<SymbolRefAttr>(
+        call.getCallableForCallee());
+    if (!ref || ref.getNestedReferences().size() != 0)
+      return;
+    StringRef name = ref.getRootReference().getValue();
+    size_t at = name.rfind(marker);
+    if (at == StringRef::npos)
+      return;
+    call.setCalleeFromCallable(
+        FlatSymbolRefAttr::get(call.getContext(), name.take_front(at)));
+  });
+  if (!root->hasTrait<OpTrait::SymbolTable>())
+    return;
+  SmallVector<Operation *> copies;
+  for (Operation &op : root->getRegion(0).front())
+    if (auto name = op.getAttrOfType<StringAttr>(
+            SymbolTable::getSymbolAttrName()))
+      if (name.getValue().contains(marker) &&
+          SymbolTable::symbolKnownUseEmpty(&op, root))
+        copies.push_back(&op);
+  for (Operation *op : copies)
+    op->erase();
 }
 
 unsigned mlir::lms::inlineRecomputes(Operation *root, bool mergeWithOriginals,

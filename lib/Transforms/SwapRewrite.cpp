@@ -67,7 +67,7 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
   std::vector<Value> offloaded(numDecisions);
 
   for (OpIndex p = 0; p < numOps; ++p) {
-    Operation *anchor = graph.getOp(p);
+    Operation *anchor = graph.getInsertionAnchor(p);
     OpBuilder builder(anchor);
     std::sort(outs[p].begin(), outs[p].end(), byTensor);
     std::sort(waits[p].begin(), waits[p].end(), byTensor);

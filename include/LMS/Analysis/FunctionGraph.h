@@ -99,12 +99,12 @@ public:
   /// argument it borrows itself, not a block argument of a nested region).
   SmallVector<bool> borrowedCallOperands(CallOpInterface call) const;
 
-  /// Moves every host constant of `block` (a constant tensor, a global
-  /// load, `memref.get_global`) right before its first user, so that the
-  /// order of the block is the schedule the analyses count (a constant is
-  /// uploaded to the device before its first use). Rewrites that insert ops
-  /// at graph positions call it first. Returns whether anything moved.
-  static bool sinkHostConstants(Block &block);
+  /// The op before which an op inserted at graph position `index` (before
+  /// graph op `index`) goes in the IR: graph op `index` itself, except for
+  /// a host constant, which the graph schedules right before its first user
+  /// while the IR keeps it where the producer wrote it; then the next op of
+  /// the schedule that is not such a constant. Null at the end.
+  Operation *getInsertionAnchor(::lms::OpIndex index) const;
 
   FunctionGraph(FunctionGraph &&);
   FunctionGraph &operator=(FunctionGraph &&);
@@ -144,6 +144,8 @@ private:
   Block *block = nullptr;
   ::lms::Graph graph;
   SmallVector<Operation *> ops;
+  /// Per graph op: the graph index of its insertion anchor.
+  SmallVector<::lms::OpIndex> anchors;
   SmallVector<Value> tensorValues;
   DenseMap<Value, ::lms::TensorIndex> bufferOf;
   DenseMap<Operation *, ::lms::OpIndex> opIndex;

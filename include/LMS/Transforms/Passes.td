@@ -20,7 +20,9 @@ def LMSStrip : Pass<"lms-strip"> {
       the `lms.swap_wait` and `lms.swap_out` ops that are left unused go away;
     * every `lms.recompute` is inlined at its position, and each inlined op
       that is equivalent to an op that dominates it (the original
-      computation) is replaced by that op, so the recomputation disappears.
+      computation) is replaced by that op, so the recomputation disappears;
+    * calls of borrowing copies of callees (`@f_lms_borrow_...`) call `@f`
+      again, and copies nobody calls any more are erased.
 
     Input:
 

@@ -20,6 +20,12 @@ struct StripStatistics {
 /// ops. Swap-ins of handles that no swap-out produced stay, with a warning.
 StripStatistics stripLMSOps(Operation *root);
 
+/// Points calls of borrowing copies of callees (`@f_lms_borrow_...`, made by
+/// the planning passes and --lms-deallocate) back at the original `@f`, and,
+/// when `root` is a symbol table, erases the copies nobody calls any more.
+/// Part of stripLMSOps.
+void stripBorrowingCopies(Operation *root);
+
 /// Inlines every `lms.recompute` under `root` (also nested ones) and returns
 /// how many; with `mergeWithOriginals`, inlined ops equivalent to a
 /// dominating op are replaced by it (what --lms-strip does).
