@@ -155,6 +155,21 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
     swapOut.erase();
   }
 
+  // Constants fetched again (an lms.recompute of a constant and views of
+  // it, each marked with the position of the op it copies): inline, then
+  // merge by position below (there may be several equal constants).
+  SmallVector<RecomputeOp> fetches;
+  root->walk([&](RecomputeOp recompute) {
+    Block &body = recompute.getBody().front();
+    if (recompute.getInputs().empty() &&
+        llvm::all_of(body.without_terminator(), [](Operation &op) {
+          return op.hasAttr(kRederivedAttr);
+        }))
+      fetches.push_back(recompute);
+  });
+  for (RecomputeOp fetch : fetches)
+    inlineRecompute(fetch, root, /*merge=*/false, stats);
+
   // Views the swap rewrite re-derived after a swap-in now read the original
   // value again: merge each with the view it copies (the op at the recorded
   // position among the ops LMS did not insert; any equivalent earlier view

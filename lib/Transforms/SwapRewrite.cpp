@@ -55,6 +55,12 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
     }
   }
 
+  // Where each op of the block stands before the rewrite: what re-derived
+  // ops record (the position --lms-strip merges them back at).
+  DenseMap<Operation *, int64_t> blockPosition;
+  for (Operation &op : block)
+    blockPosition.try_emplace(&op, blockPosition.size());
+
   // The value each decision offloads, through earlier replacements.
   DenseMap<Value, Value> current;
   auto currentOf = [&](Value v) {
@@ -91,15 +97,40 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
       Value value = currentOf(original);
       Value fetched;
       if (graph.getGraph().tensor(d.tensor).hostBacked && d.reuseHostCopy) {
-        // A constant comes back from its host data: the constant again, in
-        // an lms.recompute so that CSE does not merge it with the original.
-        Operation *constant = original.getDefiningOp();
-        auto recompute = RecomputeOp::create(builder, constant->getLoc(),
-                                             TypeRange{value.getType()},
-                                             ValueRange{});
+        // A constant comes back from its host data: the constant again (and
+        // the views of it that the gap's value is), in an lms.recompute so
+        // that CSE does not merge it with the original. Each clone records
+        // the position of the op it copies, for --lms-strip.
+        // The views from the value down to the constant (or to an earlier
+        // fetch of it, which the views may read by now).
+        Value root = graph.getAllocatingValue(d.tensor);
+        SmallVector<Operation *> views;
+        Value base = original;
+        while (base != root) {
+          Operation *def = base.getDefiningOp();
+          if (!def || !isViewLikeOp(def) || def->getNumOperands() == 0)
+            break;
+          views.push_back(def);
+          base = def->getOperand(0);
+        }
+        auto recompute = RecomputeOp::create(
+            builder, root.getLoc(), TypeRange{original.getType()},
+            ValueRange{});
         OpBuilder inner = OpBuilder::atBlockEnd(&recompute.getBody().front());
-        Operation *clone = inner.clone(*constant);
-        YieldOp::create(inner, constant->getLoc(), clone->getResults());
+        auto mark = [&](Operation *clone, Operation *copied) {
+          clone->setAttr(kRederivedAttr,
+                         builder.getI64IntegerAttr(
+                             blockPosition.lookup_or(copied, -1)));
+        };
+        Operation *clone = inner.clone(*root.getDefiningOp());
+        mark(clone, root.getDefiningOp());
+        IRMapping mapping;
+        mapping.map(base, clone->getResult(0));
+        for (Operation *view : llvm::reverse(views)) {
+          clone = inner.clone(*view, mapping);
+          mark(clone, view);
+        }
+        YieldOp::create(inner, root.getLoc(), clone->getResults());
         fetched = recompute.getResult(0);
       } else {
         if (d.reuseHostCopy)
@@ -143,10 +174,12 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
         Operation *clone = nullptr;
         for (Operation *op : llvm::reverse(chain)) {
           clone = builder.clone(*op, mapping);
-          // Which op it copies: its position in the original function.
-          std::optional<OpIndex> position = graph.lookupOp(op);
+          // Which op it copies: its position in the original block.
+          auto position = blockPosition.find(op);
           clone->setAttr(kRederivedAttr,
-                         builder.getI64IntegerAttr(position ? *position : -1));
+                         builder.getI64IntegerAttr(
+                             position == blockPosition.end() ? -1
+                                                             : position->second));
         }
         Value rederived = clone->getResult(0);
         chain.front()->getResult(0).replaceUsesWithIf(rederived,

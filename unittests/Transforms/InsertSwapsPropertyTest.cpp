@@ -1,9 +1,11 @@
 //===- InsertSwapsPropertyTest.cpp - --lms-insert-swaps on random IR ------===//
 //
 // Thousands of seeded random functions on tensors (unknown ops, in-place
-// linalg ops, views) and random budgets between the smallest feasible and
-// the peak: after the pass the module verifies, its analysed peak fits the
-// budget, and --lms-strip gives back the original program.
+// linalg ops, views, constants as torch-mlir writes them, shared zero-filled
+// inits, calls of one-op helpers with values used again) and random budgets
+// between the smallest feasible and the peak: after the pass the module
+// verifies, its analysed peak fits the budget, and --lms-strip gives back
+// the original program.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +45,22 @@ public:
 
   OwningOpRef<ModuleOp> build() {
     OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+    // One-op helpers, as ByteIR outlines them: exp of each size.
+    builder.setInsertionPointToEnd(module->getBody());
+    for (int64_t size : sizes) {
+      auto type = RankedTensorType::get({size}, builder.getF32Type());
+      auto helper = func::FuncOp::create(
+          builder, loc, "helper" + std::to_string(size),
+          builder.getFunctionType({type}, {type}));
+      helper.setPrivate();
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToEnd(helper.addEntryBlock());
+      Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                            type.getElementType());
+      auto exp = linalg::ExpOp::create(
+          builder, loc, ValueRange{helper.getArgument(0)}, ValueRange{empty});
+      func::ReturnOp::create(builder, loc, exp->getResults());
+    }
     builder.setInsertionPointToEnd(module->getBody());
     std::uniform_int_distribution<int> numArgs(1, 3), numOps(4, 30);
     SmallVector<Type> argTypes;
@@ -66,8 +84,9 @@ public:
   }
 
 private:
+  static constexpr int64_t sizes[] = {16, 64, 256, 1024};
+
   RankedTensorType randomType() {
-    static const int64_t sizes[] = {16, 64, 256, 1024};
     std::uniform_int_distribution<int> pick(0, 3);
     return RankedTensorType::get({sizes[pick(rng)]}, builder.getF32Type());
   }
@@ -83,8 +102,50 @@ private:
   }
 
   void addOp() {
-    std::uniform_int_distribution<int> kind(0, 9);
+    std::uniform_int_distribution<int> kind(0, 13);
     int k = kind(rng);
+    if (k == 10) {
+      // A constant, dense or splat, as torch-mlir writes weights.
+      RankedTensorType type = randomType();
+      std::uniform_int_distribution<int> coin(0, 1);
+      Attribute value;
+      if (coin(rng)) {
+        value = DenseElementsAttr::get(type, builder.getF32FloatAttr(0.5f));
+      } else {
+        SmallVector<float> data(type.getNumElements());
+        for (size_t i = 0; i < data.size(); ++i)
+          data[i] = static_cast<float>(i % 7) / 8;
+        value = DenseElementsAttr::get(type, ArrayRef<float>(data));
+      }
+      values.push_back(arith::ConstantOp::create(
+          builder, loc, cast<TypedAttr>(value)));
+      return;
+    }
+    if (k == 11) {
+      // A zero-filled init, which later exps may share as their outs.
+      RankedTensorType type = randomType();
+      Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                            type.getElementType());
+      Value zero = arith::ConstantOp::create(builder, loc,
+                                             builder.getF32FloatAttr(0));
+      values.push_back(
+          linalg::FillOp::create(builder, loc, ValueRange{zero},
+                                 ValueRange{empty})
+              ->getResult(0));
+      return;
+    }
+    if (k >= 12) {
+      // A call of a helper; the operand may be used again later.
+      Value operand = pickValue();
+      auto type = cast<RankedTensorType>(operand.getType());
+      if (!llvm::is_contained(sizes, type.getDimSize(0)))
+        return;
+      auto call = func::CallOp::create(
+          builder, loc, "helper" + std::to_string(type.getDimSize(0)),
+          TypeRange{type}, ValueRange{operand});
+      values.push_back(call.getResult(0));
+      return;
+    }
     if (k <= 5) {
       // An unknown op: 1-3 operands, 1-2 results of random sizes.
       std::uniform_int_distribution<int> numOperands(1, 3), numResults(1, 2);
@@ -172,7 +233,8 @@ TEST(InsertSwapsProperty, RandomProgramsFitVerifyAndStrip) {
     OwningOpRef<ModuleOp> module = generator.build();
     ASSERT_TRUE(succeeded(verify(*module))) << "trial " << trial;
     std::string original = print(*module);
-    auto func = *module->getOps<func::FuncOp>().begin();
+    auto func = *llvm::find_if(module->getOps<func::FuncOp>(),
+                               [](func::FuncOp f) { return !f.isPrivate(); });
 
     FailureOr<mlir::lms::FunctionGraph> graph =
         mlir::lms::FunctionGraph::build(func);
@@ -193,10 +255,12 @@ TEST(InsertSwapsProperty, RandomProgramsFitVerifyAndStrip) {
     std::uniform_int_distribution<uint64_t> pick(smallest, peak);
     uint64_t budget = pick(rng);
 
+    // The budget of @f alone (the helpers it calls are planned inside what
+    // is left at their call sites).
+    func->setAttr(mlir::lms::LMSDialect::getBudgetAttrName(),
+                  IntegerAttr::get(IntegerType::get(&context, 64), budget));
     PassManager pm(&context);
-    mlir::lms::LMSInsertSwapsOptions passOptions;
-    passOptions.budget = std::to_string(budget);
-    pm.addPass(mlir::lms::createLMSInsertSwaps(passOptions));
+    pm.addPass(mlir::lms::createLMSInsertSwaps());
     ASSERT_TRUE(succeeded(pm.run(*module)))
         << "trial " << trial << ": budget " << budget << " in [" << smallest
         << ", " << peak << "]\n"
@@ -213,6 +277,7 @@ TEST(InsertSwapsProperty, RandomProgramsFitVerifyAndStrip) {
     swappedPrograms += swapped;
 
     mlir::lms::stripLMSOps(*module);
+    func->removeAttr(mlir::lms::LMSDialect::getBudgetAttrName());
     ASSERT_EQ(print(*module), original) << "trial " << trial;
   }
   // Most budgets below the peak need swaps.
