@@ -39,6 +39,11 @@ static void addCopies(OpPassManager &pm, bool computeOnGPU) {
   pm.addPass(createConvertLMSToGPU(toGPU));
 }
 
+/// The allocation granularity of the LMS runtime (both backends round every
+/// device allocation up to it): a pipeline that lowers plans with it, so
+/// that what the planner counts is what the runtime allocates.
+static constexpr uint64_t kRuntimeAlignment = 256;
+
 /// --lms-insert-swaps when the pipeline is given a budget.
 static void addSwapPlanning(OpPassManager &pm, const std::string &budget,
                             const std::string &device) {
@@ -47,6 +52,7 @@ static void addSwapPlanning(OpPassManager &pm, const std::string &budget,
   LMSInsertSwapsOptions swaps;
   swaps.budget = budget;
   swaps.device = device;
+  swaps.alignment = kRuntimeAlignment;
   pm.addPass(createLMSInsertSwaps(swaps));
 }
 
@@ -94,11 +100,14 @@ static void addGPULowering(OpPassManager &pm, const std::string &chip,
 
 void mlir::lms::buildLMSPipeline(OpPassManager &pm,
                                  const LMSPipelineOptions &options) {
+  uint64_t alignment =
+      options.lower == LMSLowering::None ? 1 : kRuntimeAlignment;
   switch (options.strategy) {
   case LMSStrategy::Plan: {
     LMSPlanOptions plan;
     plan.budget = options.budget;
     plan.device = options.device;
+    plan.alignment = alignment;
     pm.addPass(createLMSPlan(plan));
     break;
   }
@@ -106,6 +115,7 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
     LMSInsertSwapsOptions swaps;
     swaps.budget = options.budget;
     swaps.device = options.device;
+    swaps.alignment = alignment;
     pm.addPass(createLMSInsertSwaps(swaps));
     break;
   }
@@ -113,6 +123,7 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
     LMSRematerializeOptions remat;
     remat.budget = options.budget;
     remat.device = options.device;
+    remat.alignment = alignment;
     pm.addPass(createLMSRematerialize(remat));
     break;
   }
@@ -125,6 +136,7 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
     report.file = options.report;
     report.device = options.device;
     report.budget = options.budget;
+    report.alignment = alignment;
     pm.addPass(createLMSReportMemory(report));
   }
   switch (options.lower) {
