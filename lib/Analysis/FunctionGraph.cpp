@@ -202,7 +202,7 @@ private:
   DataLayout layout;
   /// Per op: the in-place decision of each operand (1 in place, 0 a copy,
   /// -1 not a tensor operand), where bufferization's analysis made one.
-  DenseMap<Operation *, SmallVector<int8_t>> inPlaceOperands;
+  InPlaceDecisions inPlaceOperands;
   DenseMap<Type, std::optional<uint64_t>> typeBytes;
   std::map<std::pair<Operation *, std::vector<bool>>, Summary> calleeSummaries;
   SmallPtrSet<Operation *, 4> calleesInProgress;
@@ -216,6 +216,74 @@ private:
 /// analysis is skipped (it is run per graph built; the rule alone is
 /// linear).
 static constexpr size_t kMaxAnalysedOps = 200000;
+
+InPlaceDecisions mlir::lms::getBufferizationDecisions(
+    ModuleOp module, ArrayRef<Operation *> functions) {
+  InPlaceDecisions decisions;
+  DenseSet<Operation *> wanted(functions.begin(), functions.end());
+  // Upstream's own pass, as the lowering runs it, in its analysis-only mode
+  // on a module of copies of those functions (and of the module's other
+  // symbols: globals): it annotates every op with the in-place decision of
+  // each operand.
+  OpBuilder builder(module->getContext());
+  OwningOpRef<ModuleOp> copy = ModuleOp::create(module.getLoc());
+  copy->getOperation()->setAttrs(module->getAttrDictionary());
+  builder.setInsertionPointToEnd(copy->getBody());
+  SmallVector<std::pair<Operation *, Operation *>> copied;
+  for (Operation &op : module.getBody()->getOperations()) {
+    if (isa<FunctionOpInterface>(op) && !wanted.contains(&op)) {
+      // Other functions only as declarations, for their symbols.
+      auto other = cast<FunctionOpInterface>(op);
+      Operation *decl = other->cloneWithoutRegions();
+      builder.insert(decl);
+      if (!other.isExternal())
+        SymbolTable::setSymbolVisibility(decl,
+                                         SymbolTable::Visibility::Private);
+      continue;
+    }
+    Operation *clone = builder.clone(op);
+    if (wanted.contains(&op))
+      copied.push_back({&op, clone});
+  }
+  PassManager pm(module->getContext(), ModuleOp::getOperationName());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.allowUnknownOps = true;
+  bufferize.testAnalysisOnly = true;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  {
+    // Where the analysis rejects the IR, there are no decisions; its
+    // diagnostics are not the user's business here.
+    ScopedDiagnosticHandler silence(module->getContext(),
+                                    [](Diagnostic &) { return success(); });
+    if (failed(pm.run(*copy)))
+      return decisions;
+  }
+  // Each copy has the same ops in the same order as its original. Only ops
+  // that bufferization knows (a BufferizableOpInterface model) decide.
+  for (auto [original, clone] : copied) {
+    SmallVector<Operation *> originals, clones;
+    original->walk([&](Operation *op) { originals.push_back(op); });
+    clone->walk([&](Operation *op) { clones.push_back(op); });
+    if (originals.size() != clones.size())
+      continue;
+    for (auto [op, cloned] : llvm::zip(originals, clones)) {
+      auto marks =
+          cloned->getAttrOfType<ArrayAttr>("__inplace_operands_attr__");
+      if (!marks || marks.size() != op->getNumOperands() ||
+          !isa<bufferization::BufferizableOpInterface>(op))
+        continue;
+      SmallVector<int8_t> &inPlace = decisions[op];
+      for (Attribute mark : marks) {
+        StringRef text = cast<StringAttr>(mark).getValue();
+        inPlace.push_back(text == "true" ? 1 : text == "false" ? 0 : -1);
+      }
+    }
+  }
+  return decisions;
+}
 
 void GraphBuilder::analyzeInPlace(Operation *scope) {
   if (!options.useBufferizationAnalysis)
@@ -245,67 +313,7 @@ void GraphBuilder::analyzeInPlace(Operation *scope) {
     });
   if (!hasTensors || numOps > kMaxAnalysedOps)
     return;
-  // Upstream's own pass, as the lowering runs it, in its analysis-only mode
-  // on a module of copies of those functions (and of the module's other
-  // symbols: globals): it annotates every op with the in-place decision of
-  // each operand.
-  OpBuilder builder(module->getContext());
-  OwningOpRef<ModuleOp> copy = ModuleOp::create(module.getLoc());
-  copy->getOperation()->setAttrs(module->getAttrDictionary());
-  builder.setInsertionPointToEnd(copy->getBody());
-  SmallVector<std::pair<Operation *, Operation *>> copied;
-  for (Operation &op : module.getBody()->getOperations()) {
-    if (isa<FunctionOpInterface>(op) && !seen.contains(&op)) {
-      // Other functions only as declarations, for their symbols.
-      auto other = cast<FunctionOpInterface>(op);
-      Operation *decl = other->cloneWithoutRegions();
-      builder.insert(decl);
-      if (!other.isExternal())
-        SymbolTable::setSymbolVisibility(decl,
-                                         SymbolTable::Visibility::Private);
-      continue;
-    }
-    Operation *clone = builder.clone(op);
-    if (seen.contains(&op))
-      copied.push_back({&op, clone});
-  }
-  PassManager pm(module->getContext(), ModuleOp::getOperationName());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  bufferize.allowUnknownOps = true;
-  bufferize.testAnalysisOnly = true;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  {
-    // Where the analysis rejects the IR, the rule decides alone; its
-    // diagnostics are not the user's business here.
-    ScopedDiagnosticHandler silence(module->getContext(),
-                                    [](Diagnostic &) { return success(); });
-    if (failed(pm.run(*copy)))
-      return;
-  }
-  // Each copy has the same ops in the same order as its original. Only ops
-  // that bufferization knows (a BufferizableOpInterface model) decide.
-  for (auto [original, clone] : copied) {
-    SmallVector<Operation *> originals, clones;
-    original->walk([&](Operation *op) { originals.push_back(op); });
-    clone->walk([&](Operation *op) { clones.push_back(op); });
-    if (originals.size() != clones.size())
-      continue;
-    for (auto [op, cloned] : llvm::zip(originals, clones)) {
-      auto decisions =
-          cloned->getAttrOfType<ArrayAttr>("__inplace_operands_attr__");
-      if (!decisions || decisions.size() != op->getNumOperands() ||
-          !isa<bufferization::BufferizableOpInterface>(op))
-        continue;
-      SmallVector<int8_t> &inPlace = inPlaceOperands[op];
-      for (Attribute decision : decisions) {
-        StringRef text = cast<StringAttr>(decision).getValue();
-        inPlace.push_back(text == "true" ? 1 : text == "false" ? 0 : -1);
-      }
-    }
-  }
+  inPlaceOperands = getBufferizationDecisions(module, functions);
 }
 
 std::optional<bool> GraphBuilder::bufferizesInPlace(OpOperand &operand) const {

@@ -64,6 +64,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     for (FunctionOpInterface func : functionsCalleesFirst(module))
       if (failed(runOnFunction(func, *context)))
         failedAny = true;
+    finishPlanning(module);
     if (failedAny)
       signalPassFailure();
   }

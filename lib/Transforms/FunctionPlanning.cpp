@@ -70,72 +70,110 @@ LogicalResult mlir::lms::verifyRematKnobs(Operation *at,
 FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
     FunctionOpInterface func, const GraphOptions &graphOptions,
     const ::lms::DeviceSpec &spec, uint64_t limit, const SwapKnobs &knobs) {
-  FailureOr<FunctionGraph> graph = FunctionGraph::build(func, graphOptions);
-  if (failed(graph))
-    return failure();
   SwapStats stats;
-  ::lms::MemoryProfile profile = ::lms::evaluateSchedule(
-      graph->getGraph(), ::lms::EvalOptions{/*recordSteps=*/false});
-  if (profile.peakBytes <= limit)
-    return stats;
+  // Bufferization decides in-place writes on the rewritten function anew,
+  // and may decide some differently (an op that wrote in place may not any
+  // more once a swap-out reads its init): when the rewritten function then
+  // exceeds the budget, the body is restored and planned again for a
+  // budget lowered by the excess. The check after the last attempt is the
+  // guarantee.
+  constexpr int kAttempts = 4;
+  uint64_t target = limit;
+  for (int attempt = 0;; ++attempt) {
+    bool last = attempt + 1 == kAttempts;
+    FailureOr<FunctionGraph> graph = FunctionGraph::build(func, graphOptions);
+    if (failed(graph))
+      return failure();
+    ::lms::MemoryProfile profile = ::lms::evaluateSchedule(
+        graph->getGraph(), ::lms::EvalOptions{/*recordSteps=*/false});
+    if (profile.peakBytes <= target)
+      return stats;
 
-  SwapCandidates candidates(*graph);
-  ::lms::SwapOptions options;
-  options.swapoutThreshold = knobs.swapoutThreshold;
-  options.swapinAhead = knobs.swapinAhead;
-  options.swapinGroupby = knobs.swapinGroupby;
-  options.valueAfterGap = [&](::lms::TensorIndex t, ::lms::OpIndex a,
-                              ::lms::OpIndex b) {
-    return candidates.valueAfterGap(t, a, b);
-  };
-  options.canReuseAfter = [&](::lms::TensorIndex t, ::lms::OpIndex a) {
-    return candidates.canReuseAfter(t, a);
-  };
+    SwapCandidates candidates(*graph);
+    ::lms::SwapOptions options;
+    options.swapoutThreshold = knobs.swapoutThreshold;
+    options.swapinAhead = knobs.swapinAhead;
+    options.swapinGroupby = knobs.swapinGroupby;
+    options.valueAfterGap = [&](::lms::TensorIndex t, ::lms::OpIndex a,
+                                ::lms::OpIndex b) {
+      return candidates.valueAfterGap(t, a, b);
+    };
+    options.canReuseAfter = [&](::lms::TensorIndex t, ::lms::OpIndex a) {
+      return candidates.canReuseAfter(t, a);
+    };
 
-  ::lms::Infeasible infeasible;
-  const std::string &planner = knobs.planner;
-  llvm::Expected<::lms::SwapResult> result = [&] {
-    if (planner == "tflms")
-      return ::lms::planSwapsTFLMS(graph->getGraph(), spec, limit, options);
-    if (planner == "swap-all")
-      return llvm::Expected<::lms::SwapResult>(
-          ::lms::planSwapEverything(graph->getGraph(), spec, options));
-    return ::lms::planSwaps(graph->getGraph(), spec, limit, options,
-                            &infeasible);
-  }();
-  if (!result) {
-    std::string message = llvm::toString(result.takeError());
-    if (planner == "lms" && infeasible.smallestBudget > 0) {
-      (void)reportInfeasible(func, *graph, limit, infeasible);
+    ::lms::Infeasible infeasible;
+    const std::string &planner = knobs.planner;
+    llvm::Expected<::lms::SwapResult> result = [&] {
+      if (planner == "tflms")
+        return ::lms::planSwapsTFLMS(graph->getGraph(), spec, target,
+                                     options);
+      if (planner == "swap-all")
+        return llvm::Expected<::lms::SwapResult>(
+            ::lms::planSwapEverything(graph->getGraph(), spec, options));
+      return ::lms::planSwaps(graph->getGraph(), spec, target, options,
+                              &infeasible);
+    }();
+    if (!result) {
+      std::string message = llvm::toString(result.takeError());
+      if (attempt > 0)
+        return emitError(func.getLoc())
+               << "cannot fit the budget " << ::lms::formatBytes(limit)
+               << " (" << limit
+               << " bytes): bufferization writes fewer results in place in "
+                  "the rewritten function than in the original, and no plan "
+                  "with a margin for that fits: "
+               << message;
+      if (planner == "lms" && infeasible.smallestBudget > 0) {
+        (void)reportInfeasible(func, *graph, target, infeasible);
+        return failure();
+      }
+      return emitError(func.getLoc())
+             << "the " << planner << " planner cannot fit the budget "
+             << ::lms::formatBytes(limit) << " (" << limit
+             << " bytes): " << message;
+    }
+    if (result->peakBytes > target)
+      return emitError(func.getLoc())
+             << "the " << planner << " planner cannot fit the budget "
+             << ::lms::formatBytes(limit) << " (" << limit
+             << " bytes): its plan peaks at " << result->peakBytes
+             << " bytes";
+
+    Operation *backup = last ? nullptr : func->clone();
+    rewriteWithSwaps(*graph, candidates, result->plan);
+    FailureOr<FunctionGraph> after = FunctionGraph::build(func, graphOptions);
+    if (failed(after)) {
+      if (backup)
+        backup->destroy();
       return failure();
     }
-    return emitError(func.getLoc())
-           << "the " << planner << " planner cannot fit the budget "
-           << ::lms::formatBytes(limit) << " (" << limit
-           << " bytes): " << message;
-  }
-  if (result->peakBytes > limit)
-    return emitError(func.getLoc())
-           << "the " << planner << " planner cannot fit the budget "
-           << ::lms::formatBytes(limit) << " (" << limit
-           << " bytes): its plan peaks at " << result->peakBytes << " bytes";
+    uint64_t peakAfter = ::lms::evaluateSchedule(after->getGraph()).peakBytes;
+    if (peakAfter > limit && !last) {
+      func->getRegion(0).takeBody(backup->getRegion(0));
+      backup->destroy();
+      target -= std::min(target, peakAfter - limit);
+      continue;
+    }
+    if (backup)
+      backup->destroy();
+    if (failed(checkFits(func, graphOptions, limit, result->peakBytes,
+                         "inserting swaps")))
+      return failure();
 
-  rewriteWithSwaps(*graph, candidates, result->plan);
-  if (failed(checkFits(func, graphOptions, limit, result->peakBytes,
-                       "inserting swaps")))
-    return failure();
-
-  std::set<::lms::TensorIndex> tensors;
-  for (const ::lms::SwapDecision &d : result->plan.decisions) {
-    tensors.insert(d.tensor);
-    stats.swapOuts += d.reuseHostCopy ? 0 : 1;
-    ++stats.swapIns;
+    std::set<::lms::TensorIndex> tensors;
+    for (const ::lms::SwapDecision &d : result->plan.decisions) {
+      tensors.insert(d.tensor);
+      stats.swapOuts += d.reuseHostCopy ? 0 : 1;
+      ++stats.swapIns;
+    }
+    stats.tensors = tensors.size();
+    stats.toHost = result->timeline.d2hBytes;
+    stats.toDevice = result->timeline.h2dBytes;
+    stats.stallSeconds = result->timeline.stallSeconds;
+    stats.replans = attempt;
+    return stats;
   }
-  stats.tensors = tensors.size();
-  stats.toHost = result->timeline.d2hBytes;
-  stats.toDevice = result->timeline.h2dBytes;
-  stats.stallSeconds = result->timeline.stallSeconds;
-  return stats;
 }
 
 FailureOr<RematStats> mlir::lms::rematerializeFunction(

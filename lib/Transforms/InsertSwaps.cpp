@@ -59,6 +59,7 @@ struct LMSInsertSwapsPass
     for (FunctionOpInterface func : functionsCalleesFirst(module))
       if (failed(runOnFunction(func, *context, knobs)))
         failedAny = true;
+    finishPlanning(module);
     if (failedAny)
       return signalPassFailure();
     if (printStatistics)

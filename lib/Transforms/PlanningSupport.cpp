@@ -11,6 +11,9 @@
 #include "LMS/Transforms/Strip.h"
 
 #include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 
 using namespace mlir;
 using namespace mlir::lms;
@@ -118,10 +121,14 @@ mlir::lms::resolvePlanningContext(Operation *scope, uint64_t alignment,
   context.device = *spec;
   context.budgetOption = budget.empty() ? getGlobalBudget() : budget.str();
   auto module = dyn_cast<ModuleOp>(scope);
-  // A pass over the module plans each way a function is called apart.
+  // A pass over the module plans each way a function is called apart, on
+  // IR whose bufferization decisions are explicit (undone by
+  // finishPlanning when nothing was rewritten).
   if (module &&
       failed(specializeBorrowingCallees(module, context.graphOptions)))
     return failure();
+  if (module)
+    (void)materializeBufferizationCopies(module);
   if (!module)
     module = scope->getParentOfType<ModuleOp>();
   if (!module)
@@ -339,4 +346,60 @@ LogicalResult mlir::lms::specializeBorrowingCallees(
     }
   }
   return success();
+}
+
+LogicalResult mlir::lms::materializeBufferizationCopies(ModuleOp module) {
+  SmallVector<Operation *> functions;
+  for (auto func : module.getOps<FunctionOpInterface>())
+    if (!func.isExternal())
+      functions.push_back(func);
+  InPlaceDecisions decisions = getBufferizationDecisions(module, functions);
+  if (decisions.empty())
+    return failure();
+  OpBuilder builder(module.getContext());
+  auto copyOf = [&](Value value, Location loc) {
+    auto type = cast<RankedTensorType>(value.getType());
+    auto alloc = bufferization::AllocTensorOp::create(
+        builder, loc, type, ValueRange{}, /*copy=*/value);
+    alloc->setAttr(kMaterializedCopyAttr, builder.getUnitAttr());
+    return alloc;
+  };
+  for (auto &[op, inPlace] : decisions) {
+    for (auto [index, decision] : llvm::enumerate(inPlace)) {
+      if (decision != 0)
+        continue;
+      OpOperand &operand = op->getOpOperand(index);
+      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+      if (!type || !type.hasStaticShape())
+        continue;
+      // A destination (or a loop's init): bufferization copies the operand
+      // before the op. Other out-of-place operands (a view's source, values
+      // a terminator or a call passes on) are left to bufferization.
+      auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+      auto loop = dyn_cast<LoopLikeOpInterface>(op);
+      bool init = (dps && dps.isDpsInit(&operand)) ||
+                  (loop && llvm::is_contained(loop.getInitsMutable(),
+                                              operand));
+      if (!init)
+        continue;
+      builder.setInsertionPoint(op);
+      operand.set(copyOf(operand.get(), op->getLoc()));
+    }
+  }
+  return success();
+}
+
+void mlir::lms::finishPlanning(ModuleOp module) {
+  bool rewritten = false;
+  module.walk([&](Operation *op) {
+    if (isa_and_nonnull<LMSDialect>(op->getDialect())) {
+      rewritten = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (rewritten)
+    return;
+  foldMaterializedCopies(module);
+  stripBorrowingCopies(module);
 }

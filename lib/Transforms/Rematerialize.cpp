@@ -357,6 +357,7 @@ struct LMSRematerializePass
     for (FunctionOpInterface func : functionsCalleesFirst(module))
       if (failed(runOnFunction(func, *context, knobs)))
         failedAny = true;
+    finishPlanning(module);
     if (failedAny)
       return signalPassFailure();
     if (printStatistics)

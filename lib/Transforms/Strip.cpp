@@ -10,6 +10,7 @@
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "LMS/Transforms/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
@@ -216,8 +217,21 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
 
   // Recomputations: inline, then merge the clones with the originals.
   inlineRecomputes(root, /*mergeWithOriginals=*/true, &stats);
+  foldMaterializedCopies(root);
   stripBorrowingCopies(root);
   return stats;
+}
+
+void mlir::lms::foldMaterializedCopies(Operation *root) {
+  SmallVector<bufferization::AllocTensorOp> copies;
+  root->walk([&](bufferization::AllocTensorOp alloc) {
+    if (alloc->hasAttr(kMaterializedCopyAttr) && alloc.getCopy())
+      copies.push_back(alloc);
+  });
+  for (bufferization::AllocTensorOp alloc : copies) {
+    alloc.getResult().replaceAllUsesWith(alloc.getCopy());
+    alloc.erase();
+  }
 }
 
 void mlir::lms::stripBorrowingCopies(Operation *root) {

@@ -45,6 +45,7 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <memory>
 #include <optional>
@@ -52,12 +53,25 @@
 namespace mlir {
 class AsmState;
 class CallOpInterface;
+class ModuleOp;
 namespace lms {
 
 /// Argument attribute of a function that borrows that argument from its
 /// callers: the function neither frees nor writes it, the caller frees it
 /// after the call.
 constexpr llvm::StringLiteral kBorrowedArgAttr = "lms.borrowed";
+
+/// Per op: One-Shot Bufferize's in-place decision for each operand (1 in
+/// place, 0 a copy, -1 not a tensor operand).
+using InPlaceDecisions = DenseMap<Operation *, SmallVector<int8_t>>;
+
+/// Runs upstream's One-Shot Bufferize analysis, as the LMS pipelines
+/// bufferize (function boundaries, identity layouts, unknown ops allowed),
+/// on copies of `functions` (ops of `module`; the module's other symbols
+/// come along) and returns its decisions for their ops. Empty where the
+/// analysis rejects the IR. The IR is not changed.
+InPlaceDecisions getBufferizationDecisions(ModuleOp module,
+                                           ArrayRef<Operation *> functions);
 
 /// Options of the IR-to-graph translation.
 struct GraphOptions {

@@ -35,6 +35,9 @@ LogicalResult verifySwapKnobs(Operation *at, const SwapKnobs &knobs,
 struct SwapStats {
   uint64_t tensors = 0, swapOuts = 0, swapIns = 0, toHost = 0, toDevice = 0;
   double stallSeconds = 0;
+  /// Plans made again for a lower budget because the rewritten function
+  /// bufferizes differently (fewer in-place writes) than planned.
+  unsigned replans = 0;
 };
 
 /// Offloads tensors of `func` until its peak is at most `limit` bytes (does

@@ -22,7 +22,9 @@ def LMSStrip : Pass<"lms-strip"> {
       that is equivalent to an op that dominates it (the original
       computation) is replaced by that op, so the recomputation disappears;
     * calls of borrowing copies of callees (`@f_lms_borrow_...`) call `@f`
-      again, and copies nobody calls any more are erased.
+      again, and copies nobody calls any more are erased;
+    * the copies that make bufferization's decisions explicit
+      (`bufferization.alloc_tensor copy(%x) {lms.copy}`) become `%x`.
 
     Input:
 

@@ -7,6 +7,7 @@
 #include "LMS/Analysis/Options.h"
 #include "LMS/Graph/Device.h"
 #include "LMS/Graph/Swap.h"
+#include "LMS/Transforms/Strip.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -55,6 +56,19 @@ LogicalResult computeCallSiteBudgets(ModuleOp module, PlanningContext &context);
 /// for the way it is called; --lms-deallocate runs it again on buffers.
 LogicalResult specializeBorrowingCallees(ModuleOp module,
                                          const GraphOptions &options);
+
+/// Makes One-Shot Bufferize's decisions explicit before a rewrite: every
+/// operand that bufferization would not write in place gets a
+/// `bufferization.alloc_tensor copy(...)` marked `lms.copy` (upstream's
+/// tensor copy insertion), so that the decisions the plan is made on cannot
+/// change when the rewrite adds readers (a swap-out) or new values.
+/// Fails, changing nothing, where the analysis rejects the module.
+LogicalResult materializeBufferizationCopies(ModuleOp module);
+
+/// After a planning pass: when it rewrote nothing, undoes what
+/// resolvePlanningContext prepared (materialized copies, borrowing copies
+/// of callees), so that a module that fits is left as it was.
+void finishPlanning(ModuleOp module);
 
 /// Resolves a PlanningContext for `scope` (a module or an op in one); for a
 /// module, first makes borrowing copies of callees

@@ -20,6 +20,13 @@ struct StripStatistics {
 /// ops. Swap-ins of handles that no swap-out produced stay, with a warning.
 StripStatistics stripLMSOps(Operation *root);
 
+/// Attribute of the `bufferization.alloc_tensor` copies that the planning
+/// passes insert to make bufferization's decisions explicit.
+constexpr llvm::StringLiteral kMaterializedCopyAttr = "lms.copy";
+
+/// Replaces each such copy by the value it copies. Part of stripLMSOps.
+void foldMaterializedCopies(Operation *root);
+
 /// Points calls of borrowing copies of callees (`@f_lms_borrow_...`, made by
 /// the planning passes and --lms-deallocate) back at the original `@f`, and,
 /// when `root` is a symbol table, erases the copies nobody calls any more.
