@@ -87,6 +87,13 @@ static bool isViewValue(Value value) {
   return def && isViewLikeOp(def);
 }
 
+/// Whether `value` is the device copy of a resident constant, which its
+/// function frees at its end (never given to a callee).
+static bool isResidentCopy(Value value) {
+  Operation *def = value.getDefiningOp();
+  return def && def->hasAttr(kResidentConstantsAttr);
+}
+
 /// Whether the function that `arg` belongs to borrows it: as `borrowed` says
 /// for a callee analysed at a call site, or as its arg_attrs say
 /// (`lms.borrowed`, set on the copies --lms-deallocate makes of callees).
@@ -105,9 +112,27 @@ static bool isBorrowedArgument(BlockArgument arg, ArrayRef<bool> borrowed) {
 /// first op of the block that uses it or holds a use of it in its regions.
 /// Unused constants stay where they are.
 static SmallVector<Operation *>
-scheduleOrder(Block &block, SmallPtrSetImpl<Operation *> &deferred) {
+scheduleOrder(Block &block, SmallPtrSetImpl<Operation *> &deferred,
+              bool residentConstants) {
   SmallVector<Operation *> order;
   DenseMap<Operation *, SmallVector<Operation *, 1>> deferredBefore;
+  // Resident constants: all uploaded at entry, before the first op.
+  if (residentConstants) {
+    for (Operation &op : block)
+      if (isHostConstant(&op) && !op.use_empty())
+        order.push_back(&op);
+    deferred.insert(order.begin(), order.end());
+    for (Operation &op : block)
+      if (!deferred.contains(&op))
+        order.push_back(&op);
+    // Those already at the start did not move.
+    for (Operation &op : block) {
+      if (!deferred.contains(&op))
+        break;
+      deferred.erase(&op);
+    }
+    return order;
+  }
   for (Operation &op : block) {
     if (!isHostConstant(&op) && !isa<memref::GetGlobalOp>(op))
       continue;
@@ -147,6 +172,10 @@ class GraphBuilder {
 public:
   GraphBuilder(const GraphOptions &options, Operation *scope)
       : options(options), layout(DataLayout::closest(scope)) {
+    Operation *top = scope;
+    while (top->getParentOp())
+      top = top->getParentOp();
+    residentConstants = top->hasAttr(kResidentConstantsAttr);
     analyzeInPlace(scope);
   }
 
@@ -199,6 +228,8 @@ private:
   std::optional<bool> bufferizesInPlace(OpOperand &operand) const;
 
   const GraphOptions &options;
+  /// The module keeps constants resident from entry (`lms.resident_constants`).
+  bool residentConstants = false;
   DataLayout layout;
   /// Per op: the in-place decision of each operand (1 in place, 0 a copy,
   /// -1 not a tensor operand), where bufferization's analysis made one.
@@ -536,7 +567,8 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
   // is uploaded right before its first user (where the lowering uploads it),
   // not where the producer wrote it.
   SmallPtrSet<Operation *, 8> deferred;
-  SmallVector<Operation *> order = scheduleOrder(block, deferred);
+  bool resident = residentConstants && !regionMode;
+  SmallVector<Operation *> order = scheduleOrder(block, deferred, resident);
 
   // Pass 1: the values each top-level op uses (its operands and the values of
   // this block that its regions capture), and the last use of every value.
@@ -645,8 +677,10 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
       outputs.push_back(newBuffer(result, bytes, space, index, !hostData));
       // It can be dropped and read again only when reading it has no
       // effect to order against (a constant, not a mutable global that a
-      // store may change in between).
-      if (hostData && isMemoryEffectFree(&op))
+      // store may change in between). Resident constants stay to the end.
+      if (hostData && resident)
+        graph.setLiveOut(outputs.back());
+      else if (hostData && isMemoryEffectFree(&op))
         graph.tensor(outputs.back()).hostBacked = true;
       return success();
     };
@@ -753,7 +787,7 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
         // The rule of FunctionGraph::borrowedCallOperands, on the graph
         // built so far (later aliases only extend bufferLastUse through
         // uses after the call, already counted).
-        bool owned = t && !isViewValue(operand) &&
+        bool owned = t && !isViewValue(operand) && !isResidentCopy(operand) &&
                      !(regionMode && isa<BlockArgument>(operand)) &&
                      !graph.tensor(*t).liveOut && bufferLastUse[*t] <= index &&
                      graph.tensor(*t).space == MemorySpace::Device &&
@@ -828,7 +862,7 @@ FunctionGraph::borrowedCallOperands(CallOpInterface call) const {
   for (Value operand : call->getOperands()) {
     std::optional<TensorIndex> t = lookupBuffer(operand);
     bool owned = !external && index && top == call.getOperation() && t &&
-                 !isViewValue(operand) &&
+                 !isViewValue(operand) && !isResidentCopy(operand) &&
                  !(!functionBody && isa<BlockArgument>(operand)) &&
                  !graph.tensor(*t).liveOut &&
                  graph.tensor(*t).space == MemorySpace::Device &&

@@ -129,7 +129,12 @@ struct LMSDeallocatePass
         continue;
       OpIndex last = g.lastUse(t);
       OpBuilder builder(root.getContext());
-      if (last == ::lms::kEntry)
+      if (root.getDefiningOp() &&
+          root.getDefiningOp()->hasAttr(kResidentConstantsAttr) &&
+          block.mightHaveTerminator())
+        // A resident constant's device copy lives to the end.
+        builder.setInsertionPoint(block.getTerminator());
+      else if (last == ::lms::kEntry)
         builder.setInsertionPointToStart(&block);
       else
         builder.setInsertionPointAfter(graph.getOp(last));

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LMS/Analysis/FunctionGraph.h"
 #include "LMS/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -14,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir {
@@ -27,6 +29,10 @@ using namespace mlir;
 using namespace mlir::lms;
 
 namespace {
+
+/// Marks the ops that upload resident constants at function entry, so that
+/// later uploads go after them.
+constexpr StringLiteral kUploadedAtEntryAttr = "lms.uploaded_at_entry";
 
 /// The splat value of a global's initial value, if it is a splat.
 TypedAttr splatValue(memref::GetGlobalOp getGlobal,
@@ -92,24 +98,58 @@ struct LMSUploadConstantsPass
     }
     if (!first)
       return success();
+    // Resident constants (`lms.resident_constants` on the module): uploaded
+    // at function entry, freed at its end (--lms-deallocate).
+    Operation *module = getGlobal->getParentOp();
+    while (module->getParentOp())
+      module = module->getParentOp();
+    bool resident = readOnly && module->hasAttr(kResidentConstantsAttr) &&
+                    isa<FunctionOpInterface>(block->getParentOp());
     OpBuilder builder(first);
+    if (resident) {
+      // After the constants uploaded at entry before it (the walk visits
+      // them in order).
+      Operation *after = nullptr;
+      for (Operation &op : *block) {
+        if (!op.hasAttr(kUploadedAtEntryAttr))
+          break;
+        after = &op;
+      }
+      if (after)
+        getGlobal->moveAfter(after);
+      else
+        getGlobal->moveBefore(&block->front());
+      builder.setInsertionPointAfter(getGlobal);
+      getGlobal->setAttr(kUploadedAtEntryAttr, builder.getUnitAttr());
+    }
     Location loc = getGlobal.getLoc();
     auto deviceType = MemRefType::get(type.getShape(), type.getElementType(),
                                       MemRefLayoutAttrInterface());
-    Value device = memref::AllocOp::create(builder, loc, deviceType);
+    auto alloc = memref::AllocOp::create(builder, loc, deviceType);
+    if (resident) {
+      alloc->setAttr(kResidentConstantsAttr, builder.getUnitAttr());
+      alloc->setAttr(kUploadedAtEntryAttr, builder.getUnitAttr());
+    }
+    Value device = alloc;
     Value replacement = device;
     if (deviceType != type)
       replacement = memref::CastOp::create(builder, loc, type, device);
     // Every use reads the device copy; then the copy reads the global.
     getGlobal.getResult().replaceAllUsesWith(replacement);
+    SmallVector<Operation *> upload;
     if (TypedAttr splat = splatValue(getGlobal, symbols)) {
-      Value scalar = arith::ConstantOp::create(builder, loc, splat);
-      linalg::FillOp::create(builder, loc, ValueRange{scalar},
-                             ValueRange{device});
+      upload.push_back(arith::ConstantOp::create(builder, loc, splat));
+      upload.push_back(linalg::FillOp::create(
+          builder, loc, ValueRange{upload.back()->getResult(0)},
+          ValueRange{device}));
       getGlobal.erase();
     } else {
-      memref::CopyOp::create(builder, loc, getGlobal.getResult(), device);
+      upload.push_back(
+          memref::CopyOp::create(builder, loc, getGlobal.getResult(), device));
     }
+    if (resident)
+      for (Operation *op : upload)
+        op->setAttr(kUploadedAtEntryAttr, builder.getUnitAttr());
     return success();
   }
 };

@@ -17,7 +17,8 @@ passed to several calls (so a call is not always its last use).
 
 --with-main adds a @main that builds a deterministic input, calls @forward
 and prints a checksum of the result (for execution tests on the emulated
-device).
+device). --resident-constants puts everything in a module marked
+`lms.resident_constants` (weights preloaded: resident from entry).
 """
 
 import argparse
@@ -223,6 +224,7 @@ def main():
     p.add_argument("--layers", type=int, default=3)
     p.add_argument("--classes", type=int, default=8)
     p.add_argument("--with-main", action="store_true")
+    p.add_argument("--resident-constants", action="store_true")
     p.add_argument("-o", "--output", default="-")
     a = p.parse_args()
     if a.width % 2:
@@ -237,6 +239,12 @@ def main():
         shapes, resources = byteir_style(a, emit)
     if a.with_main:
         emit_main(emit, a.style, shapes)
+    if a.resident_constants:
+        # Affine map aliases stay outside the module.
+        aliases = [l for l in out[1:] if l.startswith("#")]
+        body = [l for l in out[1:] if not l.startswith("#")]
+        out[1:] = aliases + ["module attributes {lms.resident_constants} {"] \
+            + body + ["}"]
     if resources:
         emit("{-#")
         emit("  dialect_resources: {")

@@ -73,6 +73,12 @@ using InPlaceDecisions = DenseMap<Operation *, SmallVector<int8_t>>;
 InPlaceDecisions getBufferizationDecisions(ModuleOp module,
                                            ArrayRef<Operation *> functions);
 
+/// Unit attribute of a module whose constants stay resident on the device
+/// from function entry to the end (for users who preload weights): the
+/// analyses count them so, the planners never drop them, and
+/// --lms-upload-constants uploads them at entry.
+constexpr llvm::StringLiteral kResidentConstantsAttr = "lms.resident_constants";
+
 /// Options of the IR-to-graph translation.
 struct GraphOptions {
   /// Allocation alignment in bytes: every buffer is rounded up to it.
