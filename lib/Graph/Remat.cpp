@@ -626,19 +626,11 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
                                               const RematOptions &options) {
   if (llvm::Error error = checkLowerBound(graph, budget))
     return std::move(error);
-  detail::Stopwatch stopwatch;
-  auto elapsed = [&] { return stopwatch.seconds(); };
-  bool capped = false;
-  auto expired = [&] {
-    capped |= elapsed() > options.timeLimitSeconds;
-    return capped;
-  };
   // The search below runs an engine pass per iteration: fewer of them than
   // the interval search's.
-  uint64_t iterations = options.searchIterations
-                            ? options.searchIterations
-                            : std::max<uint64_t>(
-                                  20, autoSearchIterations(graph) / 4);
+  detail::SearchLimits limits(
+      options, std::max<uint64_t>(20, autoSearchIterations(graph) / 4));
+  auto elapsed = [&] { return limits.elapsed(); };
   Engine engine(graph, options.device);
   std::vector<double> weights(graph.numTensors(), 1.0);
   // Two ways to recompute a stage's missing inputs: all at once in schedule
@@ -652,7 +644,7 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
       if (engine.run(Engine::Mode::Pressure, budget, &w, nullptr, closure))
         return true;
       if (engine.failedNeeds.empty() ||
-          round >= (graph.numOps() > 20000 ? 2 : 400) || expired())
+          round >= (graph.numOps() > 20000 ? 2 : 400) || limits.expired())
         return false;
       for (TensorIndex t : engine.failedNeeds)
         w[t] *= 4;
@@ -697,7 +689,7 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
   double minimum = schedule; // every op once
   int iteration = 0;
   while (!tensors.empty() && bestCost > minimum + 1e-9 &&
-         static_cast<uint64_t>(iteration) < iterations && !expired()) {
+         limits.allows(static_cast<uint64_t>(iteration))) {
     ++iteration;
     std::vector<double> trial = current;
     std::uniform_int_distribution<size_t> pick(0, tensors.size() - 1);
@@ -708,9 +700,7 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
     }
     if (!engine.run(Engine::Mode::Pressure, budget, &trial, nullptr, closure))
       continue;
-    double temperature =
-        0.02 * std::max(0.0, 1.0 - static_cast<double>(iteration) /
-                                       static_cast<double>(iterations));
+    double temperature = 0.02 * limits.remaining(iteration);
     if (engine.totalCost <= currentCost * (1.0 + temperature)) {
       current = std::move(trial);
       currentCost = engine.totalCost;
@@ -731,7 +721,7 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
   llvm::Expected<RematResult> result =
       finish(graph, std::move(bestPlan), budget, options.device, "dtr");
   if (result) {
-    result->stoppedByTimeLimit = capped;
+    result->stoppedByTimeLimit = limits.stoppedByCap();
     result->lowerBound = minimum;
     result->optimal = result->computeCost <= minimum + 1e-9;
   }

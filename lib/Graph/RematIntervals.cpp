@@ -920,8 +920,6 @@ private:
 llvm::Expected<RematResult>
 lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
                                 const RematOptions &options) {
-  detail::Stopwatch stopwatch;
-  auto elapsed = [&] { return stopwatch.seconds(); };
   IntervalPlanner planner(graph, options.device, budget);
 
   planner.reset();
@@ -930,14 +928,9 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
   // The first repair may run past the time limit (there is no plan yet);
   // the search stops at it.
   auto never = [] { return false; };
-  bool capped = false;
-  auto expired = [&] {
-    capped |= elapsed() > options.timeLimitSeconds;
-    return capped;
-  };
-  uint64_t iterations = options.searchIterations
-                            ? options.searchIterations
-                            : autoSearchIterations(graph);
+  detail::SearchLimits limits(options, autoSearchIterations(graph));
+  auto elapsed = [&] { return limits.elapsed(); };
+  auto expired = [&] { return limits.expired(); };
   // Two greedy orders (the worst stage first, the first stage first): the
   // cheaper plan seeds the search; then noisy restarts if neither fits.
   std::optional<State> seedState;
@@ -980,7 +973,7 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
   // ruins brought nothing (small graphs).
   size_t sinceImprovement = 0;
   size_t patience = std::max<size_t>(5000, 50 * graph.numOps());
-  while (bestCost > minimum + 1e-9 && iteration < iterations && !expired() &&
+  while (bestCost > minimum + 1e-9 && limits.allows(iteration) &&
          sinceImprovement < patience) {
     ++iteration;
     State saved = planner.s;
@@ -1017,9 +1010,7 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
     }
     planner.order = rng() % 2 ? Order::First : Order::Worst;
     bool ok = planner.repair(&rng, 0.3, maxSplits, expired);
-    double temperature =
-        0.01 * std::max(0.0, 1.0 - static_cast<double>(iteration) /
-                                       static_cast<double>(iterations));
+    double temperature = 0.01 * limits.remaining(iteration);
     ++sinceImprovement;
     if (ok && planner.s.cost <= currentCost * (1 + temperature)) {
       currentCost = planner.s.cost;
@@ -1133,7 +1124,7 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
   llvm::Expected<RematResult> result = detail::finishPlan(
       graph, planner.emit(), budget, options.device, "heuristic");
   if (result) {
-    result->stoppedByTimeLimit = capped;
+    result->stoppedByTimeLimit = limits.stoppedByCap();
     result->lowerBound = minimum;
     result->optimal = result->computeCost <= minimum + 1e-9;
   }

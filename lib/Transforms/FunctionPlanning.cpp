@@ -34,6 +34,32 @@ static LogicalResult checkFits(FunctionOpInterface func,
   return success();
 }
 
+/// Rewrites `func` with `rewrite` and returns its analysed peak after it.
+/// With `keepBackup`, `backup` holds a copy of the function from before the
+/// rewrite, which the caller restores (restoreBody) or destroys.
+static FailureOr<uint64_t> rewriteAndMeasure(FunctionOpInterface func,
+                                             const GraphOptions &graphOptions,
+                                             bool keepBackup,
+                                             Operation *&backup,
+                                             llvm::function_ref<void()> rewrite) {
+  backup = keepBackup ? func->clone() : nullptr;
+  rewrite();
+  FailureOr<FunctionGraph> after = FunctionGraph::build(func, graphOptions);
+  if (failed(after)) {
+    if (backup)
+      backup->destroy();
+    backup = nullptr;
+    return failure();
+  }
+  return ::lms::evaluateSchedule(after->getGraph()).peakBytes;
+}
+
+/// Puts back the body that rewriteAndMeasure saved, and frees the copy.
+static void restoreBody(FunctionOpInterface func, Operation *backup) {
+  func->getRegion(0).takeBody(backup->getRegion(0));
+  backup->destroy();
+}
+
 LogicalResult mlir::lms::verifySwapKnobs(Operation *at, const SwapKnobs &knobs,
                                          StringRef plannerOption) {
   static const char *planners[] = {"lms", "tflms", "swap-all"};
@@ -140,19 +166,16 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
              << " bytes): its plan peaks at " << result->peakBytes
              << " bytes";
 
-    Operation *backup = last ? nullptr : func->clone();
-    rewriteWithSwaps(*graph, candidates, result->plan);
-    FailureOr<FunctionGraph> after = FunctionGraph::build(func, graphOptions);
-    if (failed(after)) {
-      if (backup)
-        backup->destroy();
+    Operation *backup = nullptr;
+    FailureOr<uint64_t> peakAfter =
+        rewriteAndMeasure(func, graphOptions, !last, backup, [&] {
+          rewriteWithSwaps(*graph, candidates, result->plan);
+        });
+    if (failed(peakAfter))
       return failure();
-    }
-    uint64_t peakAfter = ::lms::evaluateSchedule(after->getGraph()).peakBytes;
-    if (peakAfter > limit && !last) {
-      func->getRegion(0).takeBody(backup->getRegion(0));
-      backup->destroy();
-      target -= std::min(target, peakAfter - limit);
+    if (*peakAfter > limit && !last) {
+      restoreBody(func, backup);
+      target -= std::min(target, *peakAfter - limit);
       continue;
     }
     if (backup)
@@ -271,26 +294,23 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
              << " bytes): " << llvm::toString(result.takeError());
     }
 
-    Operation *backup = last ? nullptr : func->clone();
+    Operation *backup = nullptr;
     rewritten = RecomputeStats();
-    rewriteWithRecomputes(*graph, *rg, result->plan, &rewritten);
-    FailureOr<FunctionGraph> after = FunctionGraph::build(func, graphOptions);
-    if (failed(after)) {
-      if (backup)
-        backup->destroy();
+    FailureOr<uint64_t> peakAfter =
+        rewriteAndMeasure(func, graphOptions, !last, backup, [&] {
+          rewriteWithRecomputes(*graph, *rg, result->plan, &rewritten);
+        });
+    if (failed(peakAfter))
       return failure();
-    }
-    uint64_t peakAfter = ::lms::evaluateSchedule(after->getGraph()).peakBytes;
-    if (peakAfter <= limit || last) {
+    if (*peakAfter <= limit || last) {
       if (backup)
         backup->destroy();
       break;
     }
     // Restore the body and plan again for a budget lowered by the excess.
-    func->getRegion(0).takeBody(backup->getRegion(0));
-    backup->destroy();
+    restoreBody(func, backup);
     target = budget;
-    step = std::max<uint64_t>(peakAfter - limit, target / 200);
+    step = std::max<uint64_t>(*peakAfter - limit, target / 200);
     graph = FunctionGraph::build(func, graphOptions);
     if (failed(graph))
       return failure();

@@ -15,6 +15,8 @@ and an SGD update; it returns the updated weights. With --with-main it adds a
 import argparse
 import sys
 
+from common import write_output
+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -281,12 +283,7 @@ def main():
         emit("  return")
         emit("}")
 
-    text = "\n".join(out) + "\n"
-    if a.output == "-":
-        sys.stdout.write(text)
-    else:
-        with open(a.output, "w") as f:
-            f.write(text)
+    write_output(out, a.output)
 
 
 if __name__ == "__main__":

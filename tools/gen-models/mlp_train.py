@@ -15,6 +15,8 @@ and prints a checksum of every result (for execution tests).
 import argparse
 import sys
 
+from common import emit_pattern_init, write_output
+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -129,12 +131,7 @@ def main():
     if a.with_main:
         emit_main(emit, B, D, C, n, dims, wtypes, t)
 
-    text = "\n".join(out) + "\n"
-    if a.output == "-":
-        sys.stdout.write(text)
-    else:
-        with open(a.output, "w") as f:
-            f.write(text)
+    write_output(out, a.output)
 
 
 def emit_main(emit, B, D, C, n, dims, wtypes, t):
@@ -144,29 +141,7 @@ def emit_main(emit, B, D, C, n, dims, wtypes, t):
     emit("")
 
     def init(name, rows, cols, a, b):
-        # value(i, j) = sin-free deterministic pattern: ((i*a + j*b) mod 17 - 8) / 64
-        emit(f"  %{name}_e = tensor.empty() : {t(rows, cols)}")
-        emit(f"  %{name} = linalg.generic {{indexing_maps = [#id], "
-             f"iterator_types = [\"parallel\", \"parallel\"]}} "
-             f"outs(%{name}_e : {t(rows, cols)}) {{")
-        emit("  ^bb0(%o: f32):")
-        emit("    %i = linalg.index 0 : index")
-        emit("    %j = linalg.index 1 : index")
-        emit(f"    %ca = arith.constant {a} : index")
-        emit(f"    %cb = arith.constant {b} : index")
-        emit("    %c17 = arith.constant 17 : index")
-        emit("    %ia = arith.muli %i, %ca : index")
-        emit("    %jb = arith.muli %j, %cb : index")
-        emit("    %s = arith.addi %ia, %jb : index")
-        emit("    %m = arith.remui %s, %c17 : index")
-        emit("    %mi = arith.index_cast %m : index to i32")
-        emit("    %mf = arith.sitofp %mi : i32 to f32")
-        emit("    %c8 = arith.constant 8.0 : f32")
-        emit("    %c64 = arith.constant 64.0 : f32")
-        emit("    %d = arith.subf %mf, %c8 : f32")
-        emit("    %v = arith.divf %d, %c64 : f32")
-        emit("    linalg.yield %v : f32")
-        emit(f"  }} -> {t(rows, cols)}")
+        emit_pattern_init(emit, name, rows, cols, a, b, t)
 
     emit("func.func @main() {")
     init("x", B, D, 3, 5)
