@@ -31,7 +31,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPORT = os.path.join(ROOT, "tools", "torch-export", "export.py")
-LMS_OPT = os.path.join(ROOT, "build", "bin", "lms-opt")
+LMS_OPT = os.environ.get("LMS_OPT", os.path.join(ROOT, "build", "bin", "lms-opt"))
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else \
     sys.executable
 

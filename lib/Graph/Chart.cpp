@@ -106,7 +106,8 @@ void renderOne(llvm::raw_ostream &os, const Chart &chart, int yOffset) {
   }
   os << llvm::formatv("<text x=\"{0:F1}\" y=\"{1:F1}\" text-anchor=\"middle\" "
                       "fill=\"#444\">{2}</text>\n",
-                      left + plotW / 2, yOffset + chart.height - 18,
+                      left + plotW / 2,
+                      static_cast<double>(yOffset + chart.height - 18),
                       escape(chart.xLabel));
   os << llvm::formatv("<text transform=\"translate(18,{0:F1}) rotate(-90)\" "
                       "text-anchor=\"middle\" fill=\"#444\">live device "

@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <deque>
 #include <thread>
 
@@ -28,9 +29,13 @@ constexpr size_t kAlignment = 256;
 constexpr size_t kQuarantineBytes = 64ull << 20;
 constexpr unsigned char kPoison = 0xFF;
 
+/// `bytes` rounded up to the allocation granularity; 0 when that does not
+/// fit in a size_t (the caller reports it).
 size_t roundUp(size_t bytes) {
-  return (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment *
-         kAlignment;
+  bytes = std::max<size_t>(bytes, 1);
+  if (bytes > std::numeric_limits<size_t>::max() - (kAlignment - 1))
+    return 0;
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
 }
 
 /// A stream: a thread that runs tasks in order.
@@ -187,7 +192,11 @@ public:
       return pool.get(bytes, stats);
     // The memory is taken when the host asks, whatever the stream.
     size_t rounded = roundUp(bytes);
-    if (stats.deviceBytesInUse + rounded > capacity)
+    if (rounded == 0)
+      fatal("invalid device allocation of " + std::to_string(bytes) +
+            " bytes: more than any device has");
+    if (rounded > capacity ||
+        stats.deviceBytesInUse > capacity - rounded)
       fatal("out of device memory: allocating " + std::to_string(bytes) +
             " bytes with " + std::to_string(stats.deviceBytesInUse) +
             " in use of a capacity of " + std::to_string(capacity) +

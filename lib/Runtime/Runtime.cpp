@@ -10,6 +10,7 @@
 
 #include "LMS/Runtime/Runtime.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -27,7 +28,12 @@ void lms::runtime::fatal(const std::string &message) {
 uint64_t lms::runtime::parseSize(const char *text, const char *what) {
   char *end = nullptr;
   double value = std::strtod(text, &end);
-  if (end == text || value < 0)
+  // strtod also reads "nan", "inf" and hexadecimal floats.
+  bool decimal = end != text && std::isdigit(static_cast<unsigned char>(*text));
+  for (const char *c = text; c != end; ++c)
+    decimal &= std::isdigit(static_cast<unsigned char>(*c)) || *c == '.' ||
+               *c == 'e' || *c == 'E' || *c == '+' || *c == '-';
+  if (!decimal || !std::isfinite(value) || value < 0)
     fatal(std::string("invalid ") + what + " '" + text +
           "': expected a number of bytes with an optional unit");
   while (*end == ' ')
@@ -47,8 +53,14 @@ uint64_t lms::runtime::parseSize(const char *text, const char *what) {
                                {"GiB", 1024.0 * 1024 * 1024},
                                {"TiB", 1024.0 * 1024 * 1024 * 1024}};
   for (const Unit &unit : units)
-    if (std::strcmp(end, unit.name) == 0)
-      return static_cast<uint64_t>(std::llround(value * unit.scale));
+    if (std::strcmp(end, unit.name) == 0) {
+      double bytes = value * unit.scale;
+      // 2^63: beyond any device, and beyond what llround can return.
+      if (bytes >= 9.2e18)
+        fatal(std::string("invalid ") + what + " '" + text +
+              "': more bytes than any device has");
+      return static_cast<uint64_t>(std::llround(bytes));
+    }
   fatal(std::string("invalid ") + what + " '" + text + "': unknown unit '" +
         end + "'");
 }

@@ -3,6 +3,7 @@
 #include "LMS/Transforms/GlobalOptions.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <memory>
 
@@ -20,10 +21,18 @@ void lms::registerLMSGlobalOptions() {
       "lms-budget",
       llvm::cl::desc("Device-memory budget of the LMS planning passes: bytes "
                      "with a unit (B, KB, KiB, MB, MiB, GB, GiB) or a "
-                     "percentage of each function's peak (60%); a pass's "
-                     "budget= option and a function's lms.budget attribute "
-                     "win over it"),
-      llvm::cl::value_desc("size"), llvm::cl::location(budgetStorage()));
+                     "percentage of the whole program's peak (60%); a "
+                     "pass's budget= option and a function's lms.budget "
+                     "attribute win over it"),
+      llvm::cl::value_desc("size"), llvm::cl::location(budgetStorage()),
+      // Regression: an empty value silently meant "no budget".
+      llvm::cl::callback([](const std::string &value) {
+        if (llvm::StringRef(value).trim().empty())
+          llvm::report_fatal_error(
+              "--lms-budget= needs a size (bytes with a unit, or a "
+              "percentage such as 60%)",
+              /*gen_crash_diag=*/false);
+      }));
   (void)budget;
 }
 

@@ -21,6 +21,8 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/JSON.h"
+
+#include <cmath>
 #include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir {
@@ -342,6 +344,14 @@ struct LMSReportMemoryPass
     os << "\n";
   }
 
+  /// A JSON number, or null where the value is not finite (JSON has no
+  /// inf or nan).
+  static llvm::json::Value jsonNumber(double value) {
+    if (!std::isfinite(value))
+      return nullptr;
+    return value;
+  }
+
   void printJsonFunction(llvm::json::OStream &json, const FunctionReport &r) {
     const FunctionGraph &fg = *r.graph;
     const ::lms::Graph &g = fg.getGraph();
@@ -374,10 +384,10 @@ struct LMSReportMemoryPass
         }
       });
       json.attribute("min_feasible_op", static_cast<int64_t>(r.minFeasibleOp));
-      json.attribute("flops", r.flops);
-      json.attribute("estimated_time_s", r.timeline.totalSeconds);
-      json.attribute("estimated_compute_s", r.timeline.computeSeconds);
-      json.attribute("estimated_stall_s", r.timeline.stallSeconds);
+      json.attribute("flops", jsonNumber(r.flops));
+      json.attribute("estimated_time_s", jsonNumber(r.timeline.totalSeconds));
+      json.attribute("estimated_compute_s", jsonNumber(r.timeline.computeSeconds));
+      json.attribute("estimated_stall_s", jsonNumber(r.timeline.stallSeconds));
       json.attribute("d2h_bytes", r.timeline.d2hBytes);
       json.attribute("h2d_bytes", r.timeline.h2dBytes);
       if (std::optional<uint64_t> bytes = r.budgetBytes())

@@ -31,7 +31,7 @@ func.func @unranked(%a: tensor<4xf32>) {
 // -----
 
 func.func @bad_bound(%n: index) {
-  // expected-error@+1 {{'lms.max_bytes' of %0 must be an integer number of bytes (or an array of them, one per result), got "big"}}
+  // expected-error@+1 {{'lms.max_bytes' must be a non-negative integer number of bytes (or an array of them, one per result), got "big"}}
   %e = tensor.empty(%n) {lms.max_bytes = "big"} : tensor<?xf32>
   return
 }
@@ -39,7 +39,7 @@ func.func @bad_bound(%n: index) {
 // -----
 
 func.func @negative_bound(%n: index) {
-  // expected-error@+1 {{'lms.max_bytes' of %0 must not be negative}}
+  // expected-error@+1 {{'lms.max_bytes' must be a non-negative integer number of bytes (or an array of them, one per result), got -4 : i64}}
   %e = tensor.empty(%n) {lms.max_bytes = -4 : i64} : tensor<?xf32>
   return
 }
@@ -64,5 +64,68 @@ func.func @cfg_in_region(%a: tensor<4xf32>) {
   ^bb1:
     scf.yield
   }
+  return
+}
+
+// -----
+
+// COM: Attributes of the dialect are verified with the IR (regressions: an
+// COM: i128 bound was truncated, a negative or textual cost ignored, a bool
+// COM: budget called negative).
+func.func @wide_bound(%n: index) {
+  // expected-error@+1 {{'lms.max_bytes' must be a non-negative integer number of bytes (or an array of them, one per result), got 18446744073709551617 : i128}}
+  %e = tensor.empty(%n) {lms.max_bytes = 18446744073709551617 : i128} : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @negative_cost(%a: tensor<4xf32>) {
+  // expected-error@+1 {{'lms.cost' must be a non-negative finite number (FLOPs) or a dictionary of flops, bytes and seconds, got -5 : i64}}
+  %r = "test.op"(%a) {lms.cost = -5 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @text_cost(%a: tensor<4xf32>) {
+  // expected-error@+1 {{'lms.cost' must be a non-negative finite number (FLOPs) or a dictionary of flops, bytes and seconds, got "x"}}
+  %r = "test.op"(%a) {lms.cost = "x"} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @cost_entry(%a: tensor<4xf32>) {
+  // expected-error@+1 {{'lms.cost' has an unknown entry 'flop': expected flops, bytes and seconds}}
+  %r = "test.op"(%a) {lms.cost = {flop = 5 : i64}} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'lms.budget' must be a size string ("12GiB", "60%") or an integer number of bytes, got true}}
+func.func @bool_budget(%a: tensor<4xf32>) attributes {lms.budget = true} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'lms.budget' must be a non-negative number of bytes that fits in 64 bits, got 18446744073709551617 : i128}}
+func.func @wide_budget(%a: tensor<4xf32>) attributes {lms.budget = 18446744073709551617 : i128} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{argument #0: 'lms.borrowed' must be a unit attribute}}
+func.func @borrowed(%a: tensor<4xf32> {lms.borrowed = 1 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{unknown attribute 'lms.bugdet' of the lms dialect}}
+func.func @typo(%a: tensor<4xf32>) attributes {lms.bugdet = "1GiB"} {
   return
 }

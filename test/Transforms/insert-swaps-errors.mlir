@@ -45,3 +45,9 @@ func.func @bad_attribute_type(%a: tensor<4xf32>) -> tensor<4xf32> attributes {lm
 func.func @dynamic(%a: tensor<?xf32>) -> tensor<?xf32> attributes {lms.budget = "60%"} {
   return %a : tensor<?xf32>
 }
+
+// -----
+
+// COM: Regression: an empty --lms-budget= silently meant "no budget".
+// RUN: echo 'func.func @f() { return }' | not lms-opt --lms-budget= --lms-insert-swaps 2>&1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: --lms-budget= needs a size (bytes with a unit, or a percentage such as 60%)

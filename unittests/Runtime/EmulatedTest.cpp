@@ -11,6 +11,7 @@
 
 #include "RuntimeAPI.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -152,4 +153,25 @@ TEST_F(EmulatedRuntimeDeathTest, KernelsCannotRun) {
   char image[4] = {0};
   EXPECT_DEATH(mgpuModuleLoad(image, sizeof(image)),
                "the emulated device cannot run GPU kernels");
+}
+
+TEST_F(EmulatedRuntimeDeathTest, AllocationSizesThatWrapFailLoudly) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  // Regression: the rounding to 256 bytes wrapped and returned a pointer.
+  EXPECT_DEATH(mgpuMemAlloc(~uint64_t(0) - 10, nullptr, false),
+               "invalid device allocation of 18446744073709551605 bytes");
+}
+
+TEST_F(EmulatedRuntimeDeathTest, InvalidEnvironmentValuesAreRejected) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  // Regression: nan, inf, hexadecimal and sizes beyond 2^63 were accepted.
+  // (A death test runs in a fresh process: the backend reads the value.)
+  for (const char *bad : {"nan", "inf", "1e30", "-5", "12potatoes", "0x10"})
+    EXPECT_DEATH(
+        {
+          setenv("LMS_DEVICE_BYTES", bad, 1);
+          mgpuMemAlloc(256, nullptr, false);
+        },
+        "invalid LMS_DEVICE_BYTES")
+        << bad;
 }

@@ -6,6 +6,9 @@
 
 #include "LMS/Dialect/LMS/IR/LMSDialect.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
+#include "LMS/Graph/Units.h"
+
+#include <cmath>
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -59,4 +62,132 @@ LogicalResult HostType::verify(function_ref<InFlightDiagnostic()> emitError,
     return success();
   return emitError() << "'!lms.host' holds a ranked tensor or memref type, got "
                      << valueType;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes of the dialect on other operations
+//===----------------------------------------------------------------------===//
+
+/// A non-negative integer that fits in 64 bits (not a boolean).
+static bool isByteCount(Attribute attr) {
+  auto integer = dyn_cast<IntegerAttr>(attr);
+  if (!integer || integer.getType().isInteger(1))
+    return false;
+  const APInt &value = integer.getValue();
+  bool isSigned = !integer.getType().isUnsignedInteger();
+  if (isSigned && value.isNegative())
+    return false;
+  return value.getActiveBits() <= 64 - (isSigned ? 1 : 0);
+}
+
+/// A non-negative finite number.
+static bool isCostNumber(Attribute attr) {
+  if (auto f = dyn_cast<FloatAttr>(attr)) {
+    double v = f.getValueAsDouble();
+    return std::isfinite(v) && v >= 0;
+  }
+  return isByteCount(attr);
+}
+
+static LogicalResult verifyMaxBytes(Attribute attr,
+                                    function_ref<InFlightDiagnostic()> error) {
+  if (isByteCount(attr))
+    return success();
+  if (auto array = dyn_cast<ArrayAttr>(attr))
+    if (llvm::all_of(array, isByteCount))
+      return success();
+  return error() << "'" << LMSDialect::getMaxBytesAttrName()
+                 << "' must be a non-negative integer number of bytes (or an "
+                    "array of them, one per result), got "
+                 << attr;
+}
+
+LogicalResult LMSDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attribute) {
+  StringRef name = attribute.getName().getValue();
+  Attribute value = attribute.getValue();
+  auto error = [&] { return op->emitError(); };
+  if (name == getBudgetAttrName()) {
+    if (auto text = dyn_cast<StringAttr>(value)) {
+      llvm::Expected<::lms::ByteSize> size =
+          ::lms::parseByteSize(text.getValue());
+      if (!size)
+        return error() << "invalid '" << name
+                       << "' attribute: " << llvm::toString(size.takeError());
+      return success();
+    }
+    if (auto integer = dyn_cast<IntegerAttr>(value);
+        integer && !integer.getType().isInteger(1)) {
+      if (!isByteCount(value))
+        return error() << "'" << name
+                       << "' must be a non-negative number of bytes that "
+                          "fits in 64 bits, got "
+                       << value;
+      return success();
+    }
+    return error() << "'" << name
+                   << "' must be a size string (\"12GiB\", \"60%\") or an "
+                      "integer number of bytes, got "
+                   << value;
+  }
+  if (name == getMaxBytesAttrName())
+    return verifyMaxBytes(value, error);
+  if (name == getCostAttrName()) {
+    if (isCostNumber(value))
+      return success();
+    if (auto dict = dyn_cast<DictionaryAttr>(value)) {
+      for (NamedAttribute entry : dict) {
+        StringRef key = entry.getName().getValue();
+        if (key != "flops" && key != "bytes" && key != "seconds")
+          return error() << "'" << name << "' has an unknown entry '" << key
+                         << "': expected flops, bytes and seconds";
+        if (!isCostNumber(entry.getValue()))
+          return error() << "'" << name << "' entry '" << key
+                         << "' must be a non-negative finite number, got "
+                         << entry.getValue();
+      }
+      return success();
+    }
+    return error() << "'" << name
+                   << "' must be a non-negative finite number (FLOPs) or a "
+                      "dictionary of flops, bytes and seconds, got "
+                   << value;
+  }
+  if (name == "lms.recomputable") {
+    if (isa<UnitAttr, BoolAttr>(value))
+      return success();
+    return error() << "'" << name << "' must be a unit or bool attribute";
+  }
+  if (name == "lms.rederived") {
+    if (isa<IntegerAttr>(value))
+      return success();
+    return error() << "'" << name << "' must be an integer position";
+  }
+  if (name == "lms.copy" || name == "lms.resident_constants" ||
+      name == "lms.uploaded_at_entry" || name == "lms.borrowed") {
+    if (isa<UnitAttr>(value))
+      return success();
+    return error() << "'" << name << "' must be a unit attribute";
+  }
+  return error() << "unknown attribute '" << name
+                 << "' of the lms dialect";
+}
+
+LogicalResult LMSDialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned regionIndex,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attribute) {
+  StringRef name = attribute.getName().getValue();
+  auto error = [&] {
+    return op->emitError() << "argument #" << argIndex << ": ";
+  };
+  if (name == getMaxBytesAttrName())
+    return verifyMaxBytes(attribute.getValue(), error);
+  if (name == "lms.borrowed") {
+    if (isa<UnitAttr>(attribute.getValue()))
+      return success();
+    return error() << "'lms.borrowed' must be a unit attribute";
+  }
+  return error() << "unknown argument attribute '" << name
+                 << "' of the lms dialect";
 }

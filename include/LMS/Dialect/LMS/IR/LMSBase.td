@@ -37,8 +37,28 @@ def LMS_Dialect : Dialect {
     on two resources of the dialect, `lms::DeviceMemory` and `lms::HostMemory`,
     so that they do not block the optimization of unrelated operations, and an
     `lms` operation whose result is unused is still dead code.
+
+    Attributes of the dialect on other operations, verified with the IR:
+
+    | attribute | on | value |
+    |---|---|---|
+    | `lms.budget` | a function | a size string (`"12GiB"`, `"60%"`) or a non-negative integer number of bytes (at most 64 bits) |
+    | `lms.max_bytes` | an op, or a function argument (`arg_attrs`) | a non-negative integer number of bytes, or an array of them (one per result): the upper bound of a value of dynamic shape |
+    | `lms.cost` | an op | a non-negative finite number (FLOPs) or a dictionary of `flops`, `bytes` and `seconds` |
+    | `lms.recomputable` | an op | unit or bool: an op of an unregistered dialect may be recomputed |
+    | `lms.rederived` | an op | integer: the position of the op it copies (written by `--lms-insert-swaps`, read by `--lms-strip`) |
+    | `lms.copy` | `bufferization.alloc_tensor` | unit: a copy bufferization would make, made explicit by the planning passes |
+    | `lms.borrowed` | a function argument | unit: the function borrows it (never frees or writes it) |
+    | `lms.resident_constants` | the module | unit: constants stay resident from entry to the end |
+    | `lms.uploaded_at_entry` | an op | unit: part of the upload of a resident constant |
   }];
   let useDefaultTypePrinterParser = 1;
+  // The discardable attributes LMS reads and writes (lms.budget,
+  // lms.max_bytes, lms.cost, lms.recomputable, lms.rederived, lms.copy,
+  // lms.borrowed, lms.resident_constants, ...) are checked where they
+  // stand, when the IR is verified (docs/Dialects/LMS.md lists them).
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Name of the function attribute that sets the device-memory budget of
     /// a function (it wins over pass options and the global option).
