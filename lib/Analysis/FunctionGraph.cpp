@@ -28,9 +28,11 @@
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <map>
+#include <mutex>
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -243,9 +245,8 @@ private:
 } // namespace lms
 } // namespace mlir
 
-/// Beyond this many ops in a function and its callees the bufferization
-/// analysis is skipped (it is run per graph built; the rule alone is
-/// linear).
+/// Beyond this many ops in a module the bufferization analysis is skipped
+/// (the rule alone is linear).
 static constexpr size_t kMaxAnalysedOps = 200000;
 
 InPlaceDecisions mlir::lms::getBufferizationDecisions(
@@ -316,35 +317,69 @@ InPlaceDecisions mlir::lms::getBufferizationDecisions(
   return decisions;
 }
 
+/// A hash of the IR under `root` that changes when any op, attribute,
+/// property, operand or result type changes (ops by identity).
+static llvm::hash_code hashIR(Operation *root) {
+  llvm::hash_code hash = 0;
+  root->walk([&](Operation *op) {
+    hash = llvm::hash_combine(hash, op, op->getName().getAsOpaquePointer(),
+                              op->getRawDictionaryAttrs().getAsOpaquePointer(),
+                              op->hashProperties());
+    for (Value operand : op->getOperands())
+      hash = llvm::hash_combine(hash, operand.getAsOpaquePointer());
+    for (Type type : op->getResultTypes())
+      hash = llvm::hash_combine(hash, type.getAsOpaquePointer());
+  });
+  return hash;
+}
+
+namespace {
+/// The decisions of the last module analysed, reused while its IR is
+/// unchanged (the analyses build the graphs of a module's functions many
+/// times; the bufferization analysis of the whole module runs once).
+struct DecisionCache {
+  std::mutex mutex;
+  Operation *module = nullptr;
+  llvm::hash_code hash = 0;
+  InPlaceDecisions decisions;
+};
+DecisionCache &decisionCache() {
+  static DecisionCache cache;
+  return cache;
+}
+} // namespace
+
 void GraphBuilder::analyzeInPlace(Operation *scope) {
   if (!options.useBufferizationAnalysis)
     return;
-  // The function that holds `scope`, and the module around it.
-  Operation *func = scope;
-  while (func && !isa<FunctionOpInterface>(func))
-    func = func->getParentOp();
-  auto module = func ? dyn_cast_or_null<ModuleOp>(func->getParentOp())
-                     : ModuleOp();
+  Operation *top = scope;
+  while (top->getParentOp())
+    top = top->getParentOp();
+  auto module = dyn_cast<ModuleOp>(top);
   if (!module)
     return;
-  // The function and what it calls, transitively: what the graph reads.
-  SmallVector<Operation *> functions{func};
-  DenseSet<Operation *> seen{func};
   size_t numOps = 0;
   bool hasTensors = false;
-  for (size_t i = 0; i < functions.size(); ++i)
-    functions[i]->walk([&](Operation *op) {
-      ++numOps;
-      hasTensors |= llvm::any_of(op->getResultTypes(),
-                                 [](Type t) { return isa<TensorType>(t); });
-      if (auto call = dyn_cast<CallOpInterface>(op))
-        if (Operation *callee = call.resolveCallableInTable(&symbolTables))
-          if (seen.insert(callee).second)
-            functions.push_back(callee);
-    });
+  module->walk([&](Operation *op) {
+    ++numOps;
+    hasTensors |= llvm::any_of(op->getResultTypes(),
+                               [](Type t) { return isa<TensorType>(t); });
+  });
   if (!hasTensors || numOps > kMaxAnalysedOps)
     return;
-  inPlaceOperands = getBufferizationDecisions(module, functions);
+  llvm::hash_code hash = hashIR(module);
+  DecisionCache &cache = decisionCache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  if (cache.module != module.getOperation() || cache.hash != hash) {
+    SmallVector<Operation *> functions;
+    for (auto func : module.getOps<FunctionOpInterface>())
+      if (!func.isExternal())
+        functions.push_back(func);
+    cache.decisions = getBufferizationDecisions(module, functions);
+    cache.module = module.getOperation();
+    cache.hash = hash;
+  }
+  inPlaceOperands = cache.decisions;
 }
 
 std::optional<bool> GraphBuilder::bufferizesInPlace(OpOperand &operand) const {
