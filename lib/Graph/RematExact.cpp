@@ -29,6 +29,7 @@
 
 #include "RematInternal.h"
 
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
@@ -41,6 +42,8 @@
 #include "CoinPackedMatrix.hpp"
 #include "OsiClpSolverInterface.hpp"
 #endif
+
+#define DEBUG_TYPE "lms-remat-exact"
 
 using namespace lms;
 
@@ -285,8 +288,6 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
   heuristicOptions.timeLimitSeconds =
       milp ? std::min(5.0, std::max(0.05, 0.1 * options.timeLimitSeconds))
            : options.timeLimitSeconds;
-  if (const char *t = getenv("LMS_EXACT_HEURISTIC_SECONDS"))
-    heuristicOptions.timeLimitSeconds = atof(t);
   llvm::Expected<RematResult> heuristic =
       planRematHeuristic(graph, budget, heuristicOptions);
   if (!milp) {
@@ -463,11 +464,11 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
   CbcMain1(static_cast<int>(sizeof(argv) / sizeof(argv[0])), argv, model);
 
   double bound = model.getBestPossibleObjValue();
-  if (getenv("LMS_EXACT_DEBUG"))
-    llvm::errs() << "cbc: status " << model.status() << " secondary "
-                 << model.secondaryStatus() << " obj " << model.getObjValue()
-                 << " bound " << bound << " warm "
-                 << (warm ? warm->computeCost : -1.0) << "\n";
+  LLVM_DEBUG(llvm::dbgs() << "cbc: status " << model.status()
+                          << " secondary " << model.secondaryStatus()
+                          << " obj " << model.getObjValue() << " bound "
+                          << bound << " warm "
+                          << (warm ? warm->computeCost : -1.0) << "\n");
   const double *solution = model.bestSolution();
   bool proven = model.isProvenOptimal();
   std::optional<RematResult> exact;

@@ -25,6 +25,7 @@
 #include "RematInternal.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -33,6 +34,8 @@
 #include <cmath>
 #include <limits>
 #include <random>
+
+#define DEBUG_TYPE "lms-remat-intervals"
 
 using namespace lms;
 
@@ -362,12 +365,12 @@ public:
           lost += static_cast<double>(std::max<int64_t>(after, 0) -
                                       std::max<int64_t>(before, 0));
           if (benefit - lost <= 0) {
-            if (debugCandidates)
-              llvm::errs() << "  cand " << items[p].pos << " mem " << item.mem
-                           << " a " << a << " b " << b << " r " << r
-                           << " benefit " << benefit << " lost " << lost
-                           << " est " << estimatedBytes << " cost " << cost
-                           << "\n";
+            LLVM_DEBUG(llvm::dbgs()
+                       << "  candidate " << items[p].pos << " mem "
+                       << item.mem << " a " << a << " b " << b << " r " << r
+                       << " benefit " << benefit << " lost " << lost
+                       << " est " << estimatedBytes << " cost " << cost
+                       << "\n");
             ++skippedForLoss;
             fallback.push_back({lost - benefit, static_cast<int>(p), a, r});
             continue;
@@ -407,20 +410,16 @@ public:
         // overflow most goes ahead.
         if (tryFallback(fallback))
           continue;
-        if (getenv("LMS_DEBUG_INTERVALS") && !debugCandidates) {
-          debugCandidates = true;
-          continue;
-        }
-        if (getenv("LMS_DEBUG_INTERVALS")) {
-          llvm::errs() << "stuck at " << worst << " cov " << s.cov[worst]
+        LLVM_DEBUG({
+          llvm::dbgs() << "stuck at " << worst << " cov " << s.cov[worst]
                        << " extra " << s.extra[worst] << " carried "
                        << carried << " used " << usedThere << " loss "
                        << skippedForLoss << " at:";
           for (int p : s.at[worst])
-            llvm::errs() << " " << items[p].pos << "(" << items[p].mem
+            llvm::dbgs() << " " << items[p].pos << "(" << items[p].mem
                          << ",k" << s.iv[p].size() << ")";
-          llvm::errs() << "\n";
-        }
+          llvm::dbgs() << "\n";
+        });
         failure = llvm::formatv(
             "stage {0} ('{1}') needs {2} bytes, over the budget of {3}, and "
             "no tensor carried across it can be freed there",
@@ -909,9 +908,6 @@ private:
   uint32_t epoch = 0;
   uint64_t estimatedBytes = 0;
   double estimateCap = 0;
-public:
-  bool debugCandidates = false;
-private:
   int64_t entryBytes = 0;
 };
 
@@ -1033,94 +1029,6 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
   }
   planner.s = best;
   planner.reindex();
-  if (getenv("LMS_DEBUG_INTERVALS")) {
-    planner.peak();
-    Plan plan = planner.emit();
-    {
-      // Replay: the resident items at each stage start vs the model's.
-      std::vector<uint8_t> res(graph.numTensors(), 0);
-      size_t st = 0;
-      bool reported = false;
-      auto compare = [&](size_t stage) {
-        for (size_t p = 0; p < planner.items.size() && !reported; ++p) {
-          const Item &item = planner.items[p];
-          if (item.tensors.empty() || item.pos < 0)
-            continue;
-          bool model = false;
-          for (const Interval &in : planner.s.iv[p])
-            model |= in.start < static_cast<int>(stage) &&
-                     static_cast<int>(stage) <= in.end;
-          if (model != (res[item.tensors[0]] != 0)) {
-            reported = true;
-            llvm::errs() << "stage " << stage << ": item pos " << item.pos
-                         << " model " << model << " intervals:";
-            for (const Interval &in : planner.s.iv[p])
-              llvm::errs() << " [" << in.start << "," << in.end << "]";
-            llvm::errs() << " uses:";
-            for (int u : planner.s.uses[p])
-              llvm::errs() << " " << u;
-            llvm::errs() << "\n";
-          }
-        }
-      };
-      for (const Step &step : plan) {
-        if (step.kind == Step::Compute) {
-          if (static_cast<size_t>(step.index) == st) {
-            // the stage op itself: compare before it (approximation: after
-            // the stage's recomputations)
-          }
-          for (TensorIndex t : graph.op(step.index).outputs)
-            res[t] = 1;
-          if (static_cast<size_t>(step.index) == st) {
-            ++st;
-          }
-        } else if (step.kind == Step::Free) {
-          res[step.index] = 0;
-        }
-        (void)compare;
-      }
-      // Compare at stage boundaries: rerun, comparing before each stage's
-      // first step.
-      std::fill(res.begin(), res.end(), 0);
-      st = 0;
-      bool atStart = true;
-      for (const Step &step : plan) {
-        if (step.kind == Step::Compute) {
-          if (atStart && st > 0)
-            compare(st);
-          atStart = false;
-          for (TensorIndex t : graph.op(step.index).outputs)
-            res[t] = 1;
-          if (static_cast<size_t>(step.index) == st) {
-            ++st;
-            atStart = true;
-          }
-        } else if (step.kind == Step::Free) {
-          res[step.index] = 0;
-        }
-      }
-    }
-    llvm::Expected<MemoryProfile> profile = evaluatePlan(graph, plan);
-    if (profile) {
-      // Per stage: the op computed last in the stage is the stage op.
-      std::vector<uint64_t> measured(graph.numOps(), 0);
-      size_t stage = 0;
-      for (auto &[op, memory] : profile->computeSteps) {
-        measured[stage] = std::max(measured[stage], memory.during);
-        if (static_cast<size_t>(op) == stage)
-          ++stage;
-      }
-      for (size_t st = 0; st < graph.numOps(); ++st) {
-        int64_t model = planner.s.cov[st] + planner.s.extra[st];
-        if (static_cast<int64_t>(measured[st]) != model)
-          llvm::errs() << "stage " << st << " model " << model << " (cov "
-                       << planner.s.cov[st] << ") measured " << measured[st]
-                       << " ops " << planner.s.at[st].size() << "\n";
-      }
-    } else {
-      llvm::errs() << llvm::toString(profile.takeError()) << "\n";
-    }
-  }
   llvm::Expected<RematResult> result = detail::finishPlan(
       graph, planner.emit(), budget, options.device, "heuristic");
   if (result) {
