@@ -17,6 +17,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir {
 namespace lms {
@@ -92,6 +93,10 @@ struct ConvertLMSToGPUPass
     for (Operation &op : block)
       ops.push_back(&op);
     for (Operation *op : ops) {
+      // Replaced while lowering an earlier op (a launch made to wait for a
+      // copy): erased once the walk is done.
+      if (replaced.contains(op))
+        continue;
       OpBuilder b(op);
       Location loc = op->getLoc();
       if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
@@ -155,10 +160,16 @@ struct ConvertLMSToGPUPass
       swapOut.erase();
     }
     loweredSwapOuts.clear();
+    for (Operation *op : replaced)
+      op->erase();
+    replaced.clear();
     return success();
   }
 
   SmallVector<SwapOutOp> loweredSwapOuts;
+  /// Ops of the block being lowered that were replaced by new ones; erased
+  /// after the walk over the block (which still holds them).
+  llvm::SetVector<Operation *> replaced;
 
   /// A call of an external (host) function gets host copies of its buffer
   /// operands, freed after the call.
@@ -355,7 +366,7 @@ struct ConvertLMSToGPUPass
       async->setAttr(attr.getName(), attr.getValue());
     b.setInsertionPointAfter(async);
     hostWait(b, loc, async.getAsyncToken());
-    launch.erase();
+    replaced.insert(launch);
   }
 };
 
