@@ -7,6 +7,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
@@ -17,8 +18,43 @@ static llvm::Error error(const llvm::Twine &message) {
                                  message.str());
 }
 
+/// The deepest nesting of arrays and objects in JSON `text` (strings
+/// skipped). LLVM's parser recurses per level: a file nested tens of
+/// thousands deep overflows the stack, so depth is checked first.
+static size_t jsonDepth(llvm::StringRef text) {
+  size_t depth = 0, deepest = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+/// Graph and plan files nest a few levels; this is far beyond any.
+static constexpr size_t kMaxJsonDepth = 256;
+
+/// llvm::json::parse, refusing documents nested deeper than kMaxJsonDepth.
+static llvm::Expected<llvm::json::Value> parseJson(llvm::StringRef text) {
+  if (jsonDepth(text) > kMaxJsonDepth)
+    return error(llvm::Twine("nested deeper than ") +
+                 llvm::Twine(kMaxJsonDepth) + " levels");
+  return llvm::json::parse(text);
+}
+
 llvm::Expected<GraphFile> lms::parseGraphFile(llvm::StringRef text) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  llvm::Expected<llvm::json::Value> parsed = parseJson(text);
   if (!parsed)
     return error("invalid JSON: " + llvm::toString(parsed.takeError()));
   const llvm::json::Object *root = parsed->getAsObject();
@@ -167,7 +203,7 @@ std::string lms::writePlanFile(const GraphFile &file, const Plan &plan,
 
 llvm::Expected<Plan> lms::parsePlanFile(const GraphFile &file,
                                         llvm::StringRef text) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  llvm::Expected<llvm::json::Value> parsed = parseJson(text);
   if (!parsed)
     return parsed.takeError();
   const llvm::json::Object *root = parsed->getAsObject();
