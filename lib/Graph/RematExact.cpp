@@ -65,6 +65,8 @@ struct ProgressState {
   double lastReport = -1;
   double incumbent = std::numeric_limits<double>::infinity();
   double bound = 0;
+  /// The objective is the cost times this (see planRematExact).
+  double scale = 1;
   double elapsed() const { return stopwatch.seconds(); }
 };
 
@@ -97,7 +99,8 @@ public:
     if (bound > state->bound && bound < 1e300)
       state->bound = bound;
     state->lastReport = now;
-    state->options->progress({now, state->incumbent, state->bound});
+    state->options->progress(
+        {now, state->incumbent / state->scale, state->bound / state->scale});
     return noAction;
   }
 
@@ -304,6 +307,14 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
   std::vector<int64_t> argumentBytes;
   std::vector<Unit> units = buildUnits(graph, options.device, argumentBytes);
 
+  // The objective in units that keep CBC's coefficients well scaled (it
+  // asserts on coefficients of 1e25 and more, and its tolerances are
+  // absolute): the costliest op costs 1000.
+  double maxCost = 0;
+  for (const Unit &unit : units)
+    maxCost = std::max(maxCost, unit.cost);
+  double scale = maxCost > 0 && std::isfinite(maxCost) ? 1000.0 / maxCost : 1;
+
   // Columns.
   std::vector<double> colLower, colUpper, objective;
   std::vector<uint8_t> integer;
@@ -326,7 +337,8 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
     for (int i = 0; i <= t; ++i) {
       bool allowed = i == t || (units[i].recomputable &&
                                 t <= units[i].lastRecompute);
-      R[t][i] = addCol(i == t ? 1 : 0, allowed ? 1 : 0, units[i].cost, true,
+      R[t][i] = addCol(i == t ? 1 : 0, allowed ? 1 : 0, units[i].cost * scale,
+                       true,
                        "R_" + std::to_string(t) + "_" + std::to_string(i));
     }
     for (int i = 0; i < t; ++i)
@@ -436,6 +448,7 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
   CbcModel model(solver);
   model.messageHandler()->setLogLevel(0);
   ProgressState progress{&options, stopwatch};
+  progress.scale = scale;
   ProgressHandler handler(&progress);
   model.passInEventHandler(&handler);
   if (warm) {
@@ -451,7 +464,7 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
           mipStart.push_back({names[S[t][i]], 1.0});
     }
     model.setMIPStart(mipStart);
-    progress.incumbent = warm->computeCost;
+    progress.incumbent = warm->computeCost * scale;
   }
   double remaining = std::max(1.0, options.timeLimitSeconds - elapsed());
   std::string seconds = llvm::formatv("{0:F1}", remaining).str();
@@ -463,7 +476,7 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
   model.solver()->messageHandler()->setLogLevel(0);
   CbcMain1(static_cast<int>(sizeof(argv) / sizeof(argv[0])), argv, model);
 
-  double bound = model.getBestPossibleObjValue();
+  double bound = model.getBestPossibleObjValue() / scale;
   LLVM_DEBUG(llvm::dbgs() << "cbc: status " << model.status()
                           << " secondary " << model.secondaryStatus()
                           << " obj " << model.getObjValue() << " bound "
