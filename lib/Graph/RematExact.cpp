@@ -469,7 +469,9 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
   double remaining = std::max(1.0, options.timeLimitSeconds - elapsed());
   std::string seconds = llvm::formatv("{0:F1}", remaining).str();
   std::string logLevel = "0";
-  const char *argv[] = {"lms-plan", "-log", logLevel.c_str(), "-preprocess", "off", "-sec",
+  // Both presolves off: CBC's preprocessing, and Clp's LP presolve, which
+  // crashed (ClpPresolve::gutsOfPresolvedModel) on tight training chains.
+  const char *argv[] = {"lms-plan", "-log", logLevel.c_str(), "-preprocess", "off", "-presolve", "off", "-sec",
                         seconds.c_str(), "-solve", "-quit"};
   CbcMain0(model);
   model.messageHandler()->setLogLevel(0);
