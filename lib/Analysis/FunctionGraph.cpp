@@ -30,6 +30,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/thread.h"
 
 #include <map>
 #include <mutex>
@@ -928,8 +929,67 @@ FailureOr<FunctionGraph> FunctionGraph::buildNested(Block &block,
   return fg;
 }
 
+/// The longest chain of calls from `root` (0 without calls), computed
+/// without recursion; recursive calls end a chain.
+static unsigned callDepth(Operation *root) {
+  SymbolTableCollection symbols;
+  DenseMap<Operation *, unsigned> depth;
+  DenseSet<Operation *> onStack;
+  // (function, its callees, next callee to visit)
+  struct Frame {
+    Operation *func;
+    SmallVector<Operation *> callees;
+    size_t next = 0;
+  };
+  SmallVector<Frame> stack;
+  auto push = [&](Operation *func) {
+    Frame frame{func, {}, 0};
+    func->walk([&](CallOpInterface call) {
+      if (auto callee = dyn_cast_or_null<FunctionOpInterface>(
+              call.resolveCallableInTable(&symbols)))
+        if (!callee.isExternal())
+          frame.callees.push_back(callee);
+    });
+    onStack.insert(func);
+    stack.push_back(std::move(frame));
+  };
+  push(root);
+  while (!stack.empty()) {
+    Frame &frame = stack.back();
+    if (frame.next < frame.callees.size()) {
+      Operation *callee = frame.callees[frame.next++];
+      if (!depth.count(callee) && !onStack.contains(callee))
+        push(callee);
+      continue;
+    }
+    unsigned deepest = 0;
+    for (Operation *callee : frame.callees)
+      if (auto it = depth.find(callee); it != depth.end())
+        deepest = std::max(deepest, it->second + 1);
+    depth[frame.func] = deepest;
+    onStack.erase(frame.func);
+    stack.pop_back();
+  }
+  return depth[root];
+}
+
 FailureOr<FunctionGraph> FunctionGraph::build(Operation *func,
                                               const GraphOptions &options) {
-  GraphBuilder builder(options, func);
-  return builder.buildFunction(func);
+  // The translation recurses into callees (and regions): a deep chain of
+  // calls gets a thread with a stack to match (a few KiB per level).
+  constexpr unsigned kShallow = 256;
+  unsigned depth = callDepth(func);
+  if (depth <= kShallow) {
+    GraphBuilder builder(options, func);
+    return builder.buildFunction(func);
+  }
+  FailureOr<FunctionGraph> result = failure();
+  uint64_t stackBytes = std::min<uint64_t>(
+      (uint64_t(depth) + 64) * (64u << 10), uint64_t(2) << 30);
+  llvm::thread worker(std::optional<unsigned>(stackBytes), [&] {
+    GraphBuilder builder(options, func);
+    result = builder.buildFunction(func);
+  });
+  worker.join();
+  return result;
 }
