@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace lms {
@@ -23,6 +24,14 @@ namespace runtime {
 
 /// Prints "lms runtime: <message>" and aborts.
 [[noreturn]] void fatal(const std::string &message);
+
+/// Fault injection (LMS_FAULT=alloc:N, copy:N or pinned:N): whether this
+/// operation of `kind` (the n-th, counted from 1) is the one to fail. The
+/// caller then calls injectedFault.
+bool shouldInjectFault(const char *kind);
+/// Reports an injected fault and exits with status 3 (no statistics
+/// written: a partial run is not a result).
+[[noreturn]] void injectedFault(const std::string &what);
 
 /// Parses "123", "16GiB", "1.5GB"... (0 on error after a fatal message).
 uint64_t parseSize(const char *text, const char *what);
@@ -63,6 +72,8 @@ private:
   uint64_t held = 0, inUse = 0, inUseCount = 0;
   std::unordered_map<void *, size_t> sizes;
   std::multimap<size_t, void *> free;
+  /// Buffers handed out and not returned (a second return is an error).
+  std::unordered_set<void *> handedOut;
 };
 
 class Backend {

@@ -148,6 +148,11 @@ public:
   void streamDestroy(void *stream) override {
     if (!stream)
       return;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!liveStreams.count(static_cast<Stream *>(stream)))
+        fatal("destroying a stream that is not live (destroyed twice?)");
+    }
     streamOf(stream)->synchronize();
     std::lock_guard<std::mutex> lock(mutex);
     auto it = liveStreams.find(static_cast<Stream *>(stream));
@@ -191,6 +196,9 @@ public:
     if (hostShared)
       return pool.get(bytes, stats);
     // The memory is taken when the host asks, whatever the stream.
+    if (shouldInjectFault("alloc"))
+      injectedFault("a device allocation of " + std::to_string(bytes) +
+                    " bytes failed");
     size_t rounded = roundUp(bytes);
     if (rounded == 0)
       fatal("invalid device allocation of " + std::to_string(bytes) +
@@ -221,9 +229,17 @@ public:
   }
 
   void memcpy(void *dst, void *src, size_t bytes, void *stream) override {
+    if (shouldInjectFault("copy"))
+      injectedFault("a copy of " + std::to_string(bytes) + " bytes failed");
     run(stream, [this, dst, src, bytes] {
       if (copyDelay.count() > 0)
         std::this_thread::sleep_for(copyDelay);
+      {
+        // When the copy runs, both ends must be live and large enough.
+        std::lock_guard<std::mutex> lock(mutex);
+        checkRange(dst, bytes, "into");
+        checkRange(src, bytes, "out of");
+      }
       std::memmove(dst, src, bytes);
       std::lock_guard<std::mutex> lock(mutex);
       bool toDevice = isDevice(dst), fromDevice = isDevice(src);
@@ -293,6 +309,39 @@ private:
       streamOf(stream)->enqueue(std::move(task));
     else
       task();
+  }
+
+  /// A copy of `bytes` into or out of `ptr` (as `direction` says) must stay
+  /// inside one live device buffer or pinned staging buffer when it starts
+  /// in one, and must not touch freed device memory.
+  void checkRange(void *ptr, size_t bytes, const char *direction) {
+    char *begin = static_cast<char *>(ptr);
+    auto contains = [&](void *base, size_t size) {
+      char *start = static_cast<char *>(base);
+      return begin >= start && begin < start + size;
+    };
+    auto it = device.upper_bound(ptr);
+    if (it != device.begin() && contains(std::prev(it)->first,
+                                         std::prev(it)->second)) {
+      --it;
+      char *end = static_cast<char *>(it->first) + it->second;
+      if (bytes > static_cast<size_t>(end - begin))
+        fatal(std::string("a copy of ") + std::to_string(bytes) +
+              " bytes " + direction + " a device buffer of " +
+              std::to_string(it->second) + " bytes runs past its end");
+      return;
+    }
+    if (pool.owns(ptr)) {
+      if (bytes > pool.sizeOf(ptr))
+        fatal(std::string("a copy of ") + std::to_string(bytes) + " bytes " +
+              direction + " a staging buffer of " +
+              std::to_string(pool.sizeOf(ptr)) + " bytes runs past its end");
+      return;
+    }
+    for (auto &[base, size] : quarantine)
+      if (contains(base, size))
+        fatal(std::string("a copy ") + direction +
+              " freed device memory (use after free: is a wait missing?)");
   }
 
   bool isDevice(void *ptr) {

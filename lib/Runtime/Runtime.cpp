@@ -16,6 +16,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <string>
+#include <mutex>
+#include <map>
 
 using namespace lms::runtime;
 
@@ -95,7 +98,40 @@ PinnedPool::~PinnedPool() {
     release(ptr);
 }
 
+bool lms::runtime::shouldInjectFault(const char *kind) {
+  static const char *spec = std::getenv("LMS_FAULT");
+  if (!spec || !*spec)
+    return false;
+  static std::mutex mutex;
+  static std::map<std::string, uint64_t> counts;
+  static std::string faultKind;
+  static uint64_t faultAt = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (faultAt == 0) {
+    const char *colon = std::strchr(spec, ':');
+    char *end = nullptr;
+    unsigned long long n = colon ? std::strtoull(colon + 1, &end, 10) : 0;
+    faultKind = colon ? std::string(spec, colon) : "";
+    if (!colon || !end || *end || n == 0 ||
+        (faultKind != "alloc" && faultKind != "copy" && faultKind != "pinned"))
+      fatal(std::string("invalid LMS_FAULT '") + spec +
+            "': expected alloc:N, copy:N or pinned:N with N >= 1");
+    faultAt = n;
+  }
+  return faultKind == kind && ++counts[kind] == faultAt;
+}
+
+void lms::runtime::injectedFault(const std::string &what) {
+  std::fprintf(stderr, "lms runtime: injected fault (LMS_FAULT=%s): %s\n",
+               std::getenv("LMS_FAULT"), what.c_str());
+  std::fflush(stderr);
+  std::_Exit(3);
+}
+
 void *PinnedPool::get(size_t bytes, Stats &stats) {
+  if (bytes > (uint64_t(1) << 62))
+    fatal("invalid staging allocation of " + std::to_string(bytes) +
+          " bytes: more than any host has");
   // Size classes of 4 KiB keep reuse likely without wasting much.
   size_t rounded = (std::max<size_t>(bytes, 1) + 4095) / 4096 * 4096;
   auto it = free.lower_bound(rounded);
@@ -106,6 +142,7 @@ void *PinnedPool::get(size_t bytes, Stats &stats) {
     inUse += sizes[ptr];
     ++inUseCount;
     ++stats.pinnedReuses;
+    handedOut.insert(ptr);
     return ptr;
   }
   if (cap && held + rounded > cap) {
@@ -121,7 +158,14 @@ void *PinnedPool::get(size_t bytes, Stats &stats) {
             " bytes in use and " + std::to_string(rounded) +
             " more requested, over LMS_PINNED_BYTES=" + std::to_string(cap));
   }
+  if (shouldInjectFault("pinned"))
+    injectedFault("a pinned staging allocation of " + std::to_string(bytes) +
+                  " bytes failed");
   void *ptr = allocate(rounded);
+  if (!ptr)
+    fatal("cannot allocate " + std::to_string(rounded) +
+          " bytes of pinned host memory for staging");
+  handedOut.insert(ptr);
   sizes[ptr] = rounded;
   held += rounded;
   inUse += rounded;
@@ -136,6 +180,9 @@ void PinnedPool::put(void *ptr, Stats &stats) {
   auto it = sizes.find(ptr);
   if (it == sizes.end())
     fatal("freeing a staging buffer the pinned pool does not own");
+  // Regression: a second free handed one buffer to two later allocations.
+  if (!handedOut.erase(ptr))
+    fatal("freeing a staging buffer that is already free (double free)");
   inUse -= it->second;
   --inUseCount;
   free.insert({it->second, ptr});

@@ -175,3 +175,84 @@ TEST_F(EmulatedRuntimeDeathTest, InvalidEnvironmentValuesAreRejected) {
         "invalid LMS_DEVICE_BYTES")
         << bad;
 }
+
+TEST_F(EmulatedRuntimeDeathTest, CopiesPastTheEndFailLoudly) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(
+      {
+        void *a = mgpuMemAlloc(256, nullptr, false);
+        std::vector<char> host(1024);
+        mgpuMemcpy(a, host.data(), 1024, nullptr);
+      },
+      "a copy of 1024 bytes into a device buffer of 256 bytes runs past its "
+      "end");
+}
+
+TEST_F(EmulatedRuntimeDeathTest, CopiesIntoFreedMemoryFailLoudly) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(
+      {
+        void *a = mgpuMemAlloc(256, nullptr, false);
+        mgpuMemFree(a, nullptr);
+        std::vector<char> host(16);
+        mgpuMemcpy(a, host.data(), 16, nullptr);
+      },
+      "a copy into freed device memory");
+}
+
+TEST_F(EmulatedRuntimeDeathTest, PinnedDoubleFreeFailsLoudly) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  // Regression: the second free made two later allocations share a buffer.
+  EXPECT_DEATH(
+      {
+        void *a = mgpuMemAlloc(4096, nullptr, true);
+        mgpuMemFree(a, nullptr);
+        mgpuMemFree(a, nullptr);
+      },
+      "already free \\(double free\\)");
+}
+
+TEST_F(EmulatedRuntimeDeathTest, DestroyingAStreamTwiceFailsLoudly) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(
+      {
+        void *stream = mgpuStreamCreate();
+        mgpuStreamDestroy(stream);
+        mgpuStreamDestroy(stream);
+      },
+      "destroying a stream that is not live");
+}
+
+TEST_F(EmulatedRuntimeDeathTest, InjectedFaultsExitCleanly) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  // The N-th operation of a kind fails: a message and exit status 3.
+  EXPECT_EXIT(
+      {
+        setenv("LMS_FAULT", "alloc:2", 1);
+        mgpuMemAlloc(256, nullptr, false);
+        mgpuMemAlloc(256, nullptr, false);
+      },
+      ::testing::ExitedWithCode(3),
+      "injected fault \\(LMS_FAULT=alloc:2\\): a device allocation of 256 "
+      "bytes failed");
+  EXPECT_EXIT(
+      {
+        setenv("LMS_FAULT", "copy:1", 1);
+        void *a = mgpuMemAlloc(256, nullptr, false);
+        std::vector<char> host(16);
+        mgpuMemcpy(a, host.data(), 16, nullptr);
+      },
+      ::testing::ExitedWithCode(3), "a copy of 16 bytes failed");
+  EXPECT_EXIT(
+      {
+        setenv("LMS_FAULT", "pinned:1", 1);
+        mgpuMemAlloc(4096, nullptr, true);
+      },
+      ::testing::ExitedWithCode(3), "a pinned staging allocation");
+  EXPECT_DEATH(
+      {
+        setenv("LMS_FAULT", "disk:1", 1);
+        mgpuMemAlloc(256, nullptr, false);
+      },
+      "invalid LMS_FAULT 'disk:1'");
+}
