@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ lld python3
+  cmake ninja-build g++ lld python3 clang-format-14
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev libgmock-dev
   coinor-libcbc-dev pkg-config

@@ -29,6 +29,6 @@ int main(int argc, char **argv) {
   // The lms dialect, passes, pipelines and --lms-budget.
   mlir::lms::registerAllLMS(registry);
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "A host's optimizer with LMS\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "A host's optimizer with LMS\n", registry));
 }

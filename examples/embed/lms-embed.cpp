@@ -39,8 +39,7 @@ using namespace mlir;
 static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
                                             llvm::cl::desc("<input.mlir>"),
                                             llvm::cl::Required);
-static llvm::cl::opt<std::string> outputFile("o",
-                                             llvm::cl::desc("Output file"),
+static llvm::cl::opt<std::string> outputFile("o", llvm::cl::desc("Output file"),
                                              llvm::cl::init("-"));
 static llvm::cl::opt<std::string>
     budget("budget", llvm::cl::desc("Device-memory budget (48MiB, 60%)"),
@@ -55,7 +54,8 @@ static void printPeaks(ModuleOp module, llvm::StringRef when) {
   module.walk([&](func::FuncOp func) {
     if (func.isExternal())
       return;
-    FailureOr<mlir::lms::FunctionGraph> graph = mlir::lms::FunctionGraph::build(func);
+    FailureOr<mlir::lms::FunctionGraph> graph =
+        mlir::lms::FunctionGraph::build(func);
     if (failed(graph))
       return;
     mlir::lms::MemoryPeakAnalysis peak(*graph);
@@ -77,8 +77,8 @@ int main(int argc, char **argv) {
 
   // 2. The options, checked like any pass pipeline's (the textual form).
   mlir::lms::LMSPipelineOptions options;
-  std::string text = "budget=" + budget + " strategy=" + strategy +
-                     " lower=" + lower;
+  std::string text =
+      "budget=" + budget + " strategy=" + strategy + " lower=" + lower;
   if (failed(options.parseFromString(text, llvm::errs()))) {
     llvm::errs() << "lms-embed: invalid options: " << text << "\n";
     return 1;

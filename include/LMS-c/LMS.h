@@ -50,22 +50,22 @@ typedef struct LMSPipelineOptions {
 
 /** Adds the LMS flow to `passManager` (on builtin.module). Returns failure,
  *  and calls `errorCallback` with the reason, when an option is invalid. */
-MLIR_CAPI_EXPORTED MlirLogicalResult lmsAddPipeline(
-    MlirOpPassManager passManager, const LMSPipelineOptions *options,
-    MlirStringCallback errorCallback, void *userData);
+MLIR_CAPI_EXPORTED MlirLogicalResult
+lmsAddPipeline(MlirOpPassManager passManager, const LMSPipelineOptions *options,
+               MlirStringCallback errorCallback, void *userData);
 
 /** Parses `pipeline` (e.g. "builtin.module(lms-insert-swaps{budget=1MiB})")
  *  and runs it on `module`. Parse errors go to `errorCallback`; errors of the
  *  passes go to the context's diagnostic handlers (stderr by default).
  *  Returns failure if parsing or any pass fails. */
-MLIR_CAPI_EXPORTED MlirLogicalResult lmsRunPassPipeline(
-    MlirModule module, MlirStringRef pipeline,
-    MlirStringCallback errorCallback, void *userData);
+MLIR_CAPI_EXPORTED MlirLogicalResult
+lmsRunPassPipeline(MlirModule module, MlirStringRef pipeline,
+                   MlirStringCallback errorCallback, void *userData);
 
 /** Runs the LMS flow with `options` on `module` (lmsAddPipeline, then run). */
-MLIR_CAPI_EXPORTED MlirLogicalResult lmsRunPipeline(
-    MlirModule module, const LMSPipelineOptions *options,
-    MlirStringCallback errorCallback, void *userData);
+MLIR_CAPI_EXPORTED MlirLogicalResult
+lmsRunPipeline(MlirModule module, const LMSPipelineOptions *options,
+               MlirStringCallback errorCallback, void *userData);
 
 /** The peak device bytes the LMS memory analysis finds in the function
  *  `symbol` of `module` (after a rewrite: the peak the plan achieves).

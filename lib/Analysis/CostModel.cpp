@@ -193,8 +193,7 @@ static OpCost hostConstantCost(Operation *op,
                                llvm::function_ref<uint64_t(Value)> bytesOf) {
   OpCost cost;
   double bytes = static_cast<double>(bytesOf(op->getResult(0)));
-  auto elements = dyn_cast_or_null<DenseElementsAttr>(
-      op->getAttr("value"));
+  auto elements = dyn_cast_or_null<DenseElementsAttr>(op->getAttr("value"));
   if (elements && elements.isSplat())
     cost.bytes = bytes;
   else
@@ -209,7 +208,8 @@ OpCost mlir::lms::estimateOpCost(Operation *op,
   if (isHostConstant(op))
     return hostConstantCost(op, bytesOf);
   OpCost cost;
-  // Free: views, terminators, scalar constants, allocations, lms waits, scalars.
+  // Free: views, terminators, scalar constants, allocations, lms waits,
+  // scalars.
   if (isViewLikeOp(op) || op->hasTrait<OpTrait::IsTerminator>() ||
       op->hasTrait<OpTrait::ConstantLike>() || isa<SwapWaitOp>(op) ||
       isa<RecomputeOp>(op))

@@ -13,14 +13,13 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/SymbolTable.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
@@ -28,13 +27,14 @@
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/thread.h"
 
+#include "llvm/Support/MathExtras.h"
 #include <map>
 #include <mutex>
-#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::lms;
@@ -103,8 +103,8 @@ static bool isResidentCopy(Value value) {
 static bool isBorrowedArgument(BlockArgument arg, ArrayRef<bool> borrowed) {
   if (!borrowed.empty())
     return arg.getArgNumber() < borrowed.size() && borrowed[arg.getArgNumber()];
-  auto func = dyn_cast_or_null<FunctionOpInterface>(
-      arg.getOwner()->getParentOp());
+  auto func =
+      dyn_cast_or_null<FunctionOpInterface>(arg.getOwner()->getParentOp());
   return func && arg.getOwner()->isEntryBlock() &&
          func.getArgAttr(arg.getArgNumber(), kBorrowedArgAttr);
 }
@@ -250,8 +250,9 @@ private:
 /// (the rule alone is linear).
 static constexpr size_t kMaxAnalysedOps = 200000;
 
-InPlaceDecisions mlir::lms::getBufferizationDecisions(
-    ModuleOp module, ArrayRef<Operation *> functions) {
+InPlaceDecisions
+mlir::lms::getBufferizationDecisions(ModuleOp module,
+                                     ArrayRef<Operation *> functions) {
   InPlaceDecisions decisions;
   DenseSet<Operation *> wanted(functions.begin(), functions.end());
   // Upstream's own pass, as the lowering runs it, in its analysis-only mode
@@ -572,9 +573,9 @@ GraphBuilder::summarizeCallee(FunctionOpInterface callee,
     return failure();
   const ::lms::Graph &g = inner.getGraph();
   Summary summary;
-  uint64_t peak = ::lms::evaluateSchedule(
-                      g, ::lms::EvalOptions{/*recordSteps=*/false})
-                      .peakBytes;
+  uint64_t peak =
+      ::lms::evaluateSchedule(g, ::lms::EvalOptions{/*recordSteps=*/false})
+          .peakBytes;
   uint64_t boundary = 0;
   llvm::SmallDenseSet<TensorIndex> counted;
   for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t)
@@ -772,9 +773,9 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
           // place at the init buffer's last use. Never into read-only data
           // (a constant) or a borrowed argument.
           std::optional<bool> analysed = bufferizesInPlace(*tiedInit);
-          bool inPlace = buffer && writable[*buffer] &&
-                         (analysed ? *analysed
-                                   : bufferLastUse[*buffer] <= index);
+          bool inPlace =
+              buffer && writable[*buffer] &&
+              (analysed ? *analysed : bufferLastUse[*buffer] <= index);
           if (inPlace) {
             addAlias(result, *buffer, index);
             updates.push_back(*buffer);
@@ -890,8 +891,8 @@ FunctionGraph::borrowedCallOperands(CallOpInterface call) const {
   SmallVector<bool> borrowed;
   Operation *top = block->findAncestorOpInBlock(*call);
   std::optional<OpIndex> index = top ? lookupOp(top) : std::nullopt;
-  bool functionBody = block->isEntryBlock() &&
-                      isa_and_nonnull<FunctionOpInterface>(function);
+  bool functionBody =
+      block->isEntryBlock() && isa_and_nonnull<FunctionOpInterface>(function);
   // An external callee (a host function) frees nothing: the caller does.
   auto callee = dyn_cast_or_null<FunctionOpInterface>(call.resolveCallable());
   bool external = !callee || callee.isExternal();
@@ -917,8 +918,8 @@ Operation *FunctionGraph::getInsertionAnchor(::lms::OpIndex index) const {
                                                           : nullptr;
 }
 
-FailureOr<FunctionGraph> FunctionGraph::buildNested(Block &block,
-                                                    const GraphOptions &options) {
+FailureOr<FunctionGraph>
+FunctionGraph::buildNested(Block &block, const GraphOptions &options) {
   Operation *owner = block.getParentOp();
   GraphBuilder builder(options, owner);
   FunctionGraph fg;
@@ -984,8 +985,8 @@ FailureOr<FunctionGraph> FunctionGraph::build(Operation *func,
     return builder.buildFunction(func);
   }
   FailureOr<FunctionGraph> result = failure();
-  uint64_t stackBytes = std::min<uint64_t>(
-      (uint64_t(depth) + 64) * (64u << 10), uint64_t(2) << 30);
+  uint64_t stackBytes = std::min<uint64_t>((uint64_t(depth) + 64) * (64u << 10),
+                                           uint64_t(2) << 30);
   llvm::thread worker(std::optional<unsigned>(stackBytes), [&] {
     GraphBuilder builder(options, func);
     result = builder.buildFunction(func);

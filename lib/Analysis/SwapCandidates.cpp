@@ -93,9 +93,7 @@ int SwapCandidates::valueAfterGap(TensorIndex t, OpIndex a, OpIndex b) const {
     return ids.front();
   // One value the others are views of.
   for (int root : ids)
-    if (llvm::all_of(ids, [&](int id) {
-          return isViewOf(id, root);
-        }))
+    if (llvm::all_of(ids, [&](int id) { return isViewOf(id, root); }))
       return root;
   return -1;
 }

@@ -132,8 +132,9 @@ MlirLogicalResult lmsRunPipeline(MlirModule module,
                                  void *userData) {
   ModuleOp moduleOp = unwrap(module);
   PassManager pm(moduleOp->getContext());
-  if (mlirLogicalResultIsFailure(lmsAddPipeline(wrap(static_cast<OpPassManager *>(&pm)), options,
-                                                errorCallback, userData)))
+  if (mlirLogicalResultIsFailure(
+          lmsAddPipeline(wrap(static_cast<OpPassManager *>(&pm)), options,
+                         errorCallback, userData)))
     return mlirLogicalResultFailure();
   return wrap(pm.run(moduleOp));
 }
@@ -147,11 +148,12 @@ int64_t lmsGetPeakBytes(MlirModule module, MlirStringRef symbol) {
     return -1;
   }
   if (!isa<FunctionOpInterface>(func)) {
-    emitError(func->getLoc()) << "lmsGetPeakBytes: '" << unwrap(symbol)
-                              << "' is not a function";
+    emitError(func->getLoc())
+        << "lmsGetPeakBytes: '" << unwrap(symbol) << "' is not a function";
     return -1;
   }
-  FailureOr<mlir::lms::FunctionGraph> graph = mlir::lms::FunctionGraph::build(func);
+  FailureOr<mlir::lms::FunctionGraph> graph =
+      mlir::lms::FunctionGraph::build(func);
   if (failed(graph))
     return -1;
   mlir::lms::MemoryPeakAnalysis peak(*graph);

@@ -37,7 +37,8 @@ double DeviceSpec::computeSeconds(const OpCost &cost) const {
     return *cost.seconds;
   double compute = peakFlops > 0 ? cost.flops / peakFlops : 0;
   double memory = memoryBandwidth > 0 ? cost.bytes / memoryBandwidth : 0;
-  double upload = cost.h2dBytes > 0 ? h2dSeconds(static_cast<uint64_t>(cost.h2dBytes)) : 0;
+  double upload =
+      cost.h2dBytes > 0 ? h2dSeconds(static_cast<uint64_t>(cost.h2dBytes)) : 0;
   return std::max(compute, memory) + upload + opOverhead;
 }
 

@@ -14,8 +14,7 @@
 using namespace lms;
 
 static llvm::Error error(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 message.str());
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
 }
 
 /// The deepest nesting of arrays and objects in JSON `text` (strings
@@ -125,8 +124,8 @@ llvm::Expected<GraphFile> lms::parseGraphFile(llvm::StringRef text) {
                                    *u, *v, id));
     OpIndex from = position[*u], to = position[*v];
     if (from >= to)
-      return error(llvm::formatv("edge [{0}, {1}] goes against topo_order",
-                                 *u, *v));
+      return error(
+          llvm::formatv("edge [{0}, {1}] goes against topo_order", *u, *v));
     inputs[to].push_back(from);
   }
   for (OpIndex i = 0; i < static_cast<OpIndex>(file.ids.size()); ++i) {
@@ -192,11 +191,10 @@ std::string lms::writePlanFile(const GraphFile &file, const Plan &plan,
   }
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << llvm::formatv("{0:2}",
-                      llvm::json::Value(llvm::json::Object{
-                          {"schedule", std::move(schedule)},
-                          {"peak_bytes", peakBytes},
-                          {"compute_cost", computeCost}}))
+  os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                   {"schedule", std::move(schedule)},
+                                   {"peak_bytes", peakBytes},
+                                   {"compute_cost", computeCost}}))
      << "\n";
   return text;
 }
@@ -207,8 +205,8 @@ llvm::Expected<Plan> lms::parsePlanFile(const GraphFile &file,
   if (!parsed)
     return parsed.takeError();
   const llvm::json::Object *root = parsed->getAsObject();
-  const llvm::json::Array *schedule = root ? root->getArray("schedule")
-                                           : nullptr;
+  const llvm::json::Array *schedule =
+      root ? root->getArray("schedule") : nullptr;
   if (!schedule)
     return error("a plan file needs a \"schedule\" array");
   std::unordered_map<int64_t, int32_t> index;

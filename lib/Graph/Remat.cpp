@@ -81,8 +81,8 @@ public:
         for (TensorIndex input : graph.op(tensor.producer).inputs)
           readsUpdated |= updated[input] != 0;
       evictable[t] = tensor.space == MemorySpace::Device && !updated[t] &&
-                     !readsUpdated &&
-                     tensor.producer != kEntry && !tensor.liveOut &&
+                     !readsUpdated && tensor.producer != kEntry &&
+                     !tensor.liveOut &&
                      graph.op(tensor.producer).kind == OpKind::Compute &&
                      graph.op(tensor.producer).recomputable &&
                      graph.op(tensor.producer).updates.empty();
@@ -182,8 +182,8 @@ private:
       return -1; // dead: free first
     double recompute = cascadeCost(t);
     double distance = static_cast<double>(next - stage + 1);
-    double s = recompute / (static_cast<double>(graph.tensor(t).bytes) *
-                            distance);
+    double s =
+        recompute / (static_cast<double>(graph.tensor(t).bytes) * distance);
     if (weights)
       s *= (*weights)[t];
     return s;
@@ -250,8 +250,7 @@ private:
         failure = llvm::formatv("at op {0} ('{1}'): {2} bytes are held by "
                                 "tensors that cannot be freed and {3} more "
                                 "are needed, over the budget of {4}",
-                                stage, graph.op(stage).name, used, need,
-                                budget)
+                                stage, graph.op(stage).name, used, need, budget)
                       .str();
         return false;
       }
@@ -277,8 +276,7 @@ private:
     inClosure[root] = 1;
     for (size_t i = 0; i < ops.size(); ++i) {
       for (TensorIndex input : graph.op(ops[i]).inputs) {
-        if (resident[input] ||
-            graph.tensor(input).space == MemorySpace::Host)
+        if (resident[input] || graph.tensor(input).space == MemorySpace::Host)
           continue;
         const Tensor &tensor = graph.tensor(input);
         if (tensor.producer < 0 || !evictable[input]) {
@@ -468,8 +466,7 @@ private:
 };
 
 llvm::Error infeasible(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 message.str());
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
 }
 
 /// Fails when `budget` is below rematLowerBound(graph).
@@ -533,9 +530,9 @@ std::vector<uint8_t> forwardTensors(const Graph &graph,
 
 } // namespace
 
-llvm::Expected<RematResult> lms::planCheckpointAll(const Graph &graph,
-                                                   uint64_t budget,
-                                                   const RematOptions &options) {
+llvm::Expected<RematResult>
+lms::planCheckpointAll(const Graph &graph, uint64_t budget,
+                       const RematOptions &options) {
   return finish(graph, referencePlan(graph), budget, options.device,
                 "checkpoint-all");
 }
@@ -745,6 +742,6 @@ lms::planRematHeuristic(const Graph &graph, uint64_t budget,
   llvm::Expected<RematResult> dtr = planRematDTR(graph, budget, options);
   if (dtr)
     return dtr;
-  return infeasible("no plan found: " + why + "; DTR: " +
-                    llvm::toString(dtr.takeError()));
+  return infeasible("no plan found: " + why +
+                    "; DTR: " + llvm::toString(dtr.takeError()));
 }

@@ -74,9 +74,7 @@ class ProgressHandler : public CbcEventHandler {
 public:
   explicit ProgressHandler(ProgressState *state) : state(state) {}
   ProgressHandler(const ProgressHandler &other) = default;
-  CbcEventHandler *clone() const override {
-    return new ProgressHandler(*this);
-  }
+  CbcEventHandler *clone() const override { return new ProgressHandler(*this); }
   CbcAction event(CbcEvent which) override {
     if (!model_ || !state->options->progress)
       return noAction;
@@ -335,11 +333,11 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
     S[t].assign(t, -1);
     U[t].assign(t + 1, -1);
     for (int i = 0; i <= t; ++i) {
-      bool allowed = i == t || (units[i].recomputable &&
-                                t <= units[i].lastRecompute);
-      R[t][i] = addCol(i == t ? 1 : 0, allowed ? 1 : 0, units[i].cost * scale,
-                       true,
-                       "R_" + std::to_string(t) + "_" + std::to_string(i));
+      bool allowed =
+          i == t || (units[i].recomputable && t <= units[i].lastRecompute);
+      R[t][i] =
+          addCol(i == t ? 1 : 0, allowed ? 1 : 0, units[i].cost * scale, true,
+                 "R_" + std::to_string(t) + "_" + std::to_string(i));
     }
     for (int i = 0; i < t; ++i)
       S[t][i] = addCol(units[i].pinned ? 1 : 0, 1, 0, true,
@@ -409,14 +407,13 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
     }
     // Bytes in units of the budget (CLP is unhappy with 1e10 coefficients),
     // the cap a little below 1 so the LP tolerance cannot cross the budget.
-    double cap = (static_cast<double>(budget) -
-                  static_cast<double>(argumentBytes[t])) /
-                     static_cast<double>(budget) -
-                 1e-7;
+    double cap =
+        (static_cast<double>(budget) - static_cast<double>(argumentBytes[t])) /
+            static_cast<double>(budget) -
+        1e-7;
     for (int k = 0; k <= t; ++k) {
       // U[t][k] - (carried or previous) - mem_k R[t][k] = 0
-      int row = addRow({{U[t][k], 1}, {R[t][k], -scaled(units[k].mem)}}, 0,
-                       0);
+      int row = addRow({{U[t][k], 1}, {R[t][k], -scaled(units[k].mem)}}, 0, 0);
       if (k == 0) {
         for (int i = 0; i < t; ++i)
           addTerm(row, S[t][i], -scaled(units[i].mem));
@@ -425,8 +422,7 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
         for (auto [i, f] : freedAfter[k - 1])
           addTerm(row, f, scaled(units[i].mem));
       }
-      addRow({{U[t][k], 1}, {R[t][k], scaled(units[k].transient)}}, -inf,
-             cap);
+      addRow({{U[t][k], 1}, {R[t][k], scaled(units[k].transient)}}, -inf, cap);
     }
   }
 
@@ -436,8 +432,8 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
                           static_cast<CoinBigIndex>(values.size()));
   matrix.setDimensions(static_cast<int>(rowLower.size()),
                        static_cast<int>(colLower.size()));
-  solver.loadProblem(matrix, colLower.data(), colUpper.data(),
-                     objective.data(), rowLower.data(), rowUpper.data());
+  solver.loadProblem(matrix, colLower.data(), colUpper.data(), objective.data(),
+                     rowLower.data(), rowUpper.data());
   for (size_t c = 0; c < integer.size(); ++c) {
     if (integer[c])
       solver.setInteger(static_cast<int>(c));
@@ -471,19 +467,20 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
   std::string logLevel = "0";
   // Both presolves off: CBC's preprocessing, and Clp's LP presolve, which
   // crashed (ClpPresolve::gutsOfPresolvedModel) on tight training chains.
-  const char *argv[] = {"lms-plan", "-log", logLevel.c_str(), "-preprocess", "off", "-presolve", "off", "-sec",
-                        seconds.c_str(), "-solve", "-quit"};
+  const char *argv[] = {
+      "lms-plan", "-log", logLevel.c_str(), "-preprocess", "off",  "-presolve",
+      "off",      "-sec", seconds.c_str(),  "-solve",      "-quit"};
   CbcMain0(model);
   model.messageHandler()->setLogLevel(0);
   model.solver()->messageHandler()->setLogLevel(0);
   CbcMain1(static_cast<int>(sizeof(argv) / sizeof(argv[0])), argv, model);
 
   double bound = model.getBestPossibleObjValue() / scale;
-  LLVM_DEBUG(llvm::dbgs() << "cbc: status " << model.status()
-                          << " secondary " << model.secondaryStatus()
-                          << " obj " << model.getObjValue() << " bound "
-                          << bound << " warm "
-                          << (warm ? warm->computeCost : -1.0) << "\n");
+  LLVM_DEBUG(llvm::dbgs() << "cbc: status " << model.status() << " secondary "
+                          << model.secondaryStatus() << " obj "
+                          << model.getObjValue() << " bound " << bound
+                          << " warm " << (warm ? warm->computeCost : -1.0)
+                          << "\n");
   const double *solution = model.bestSolution();
   bool proven = model.isProvenOptimal();
   std::optional<RematResult> exact;
@@ -497,9 +494,9 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
       for (int i = 0; i < t; ++i)
         keep[t][i] = solution[S[t][i]] > 0.5;
     }
-    llvm::Expected<RematResult> result = detail::finishPlan(
-        graph, emitStages(graph, units, computed, keep), budget,
-        options.device, "exact");
+    llvm::Expected<RematResult> result =
+        detail::finishPlan(graph, emitStages(graph, units, computed, keep),
+                           budget, options.device, "exact");
     if (result)
       exact = std::move(*result);
     else
@@ -524,9 +521,9 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
         "MILP)");
   }
   best->method = "exact";
-  double lowerBound = proven ? best->computeCost
-                             : std::max(bound, scheduleCost(graph,
-                                                            options.device));
+  double lowerBound =
+      proven ? best->computeCost
+             : std::max(bound, scheduleCost(graph, options.device));
   best->lowerBound = std::min(lowerBound, best->computeCost);
   best->optimal =
       proven || best->computeCost <= *best->lowerBound * (1 + 1e-9) + 1e-9;

@@ -30,8 +30,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 
@@ -151,8 +151,7 @@ struct State {
 
 class IntervalPlanner {
 public:
-  IntervalPlanner(const Graph &graph, const DeviceSpec *device,
-                  uint64_t budget)
+  IntervalPlanner(const Graph &graph, const DeviceSpec *device, uint64_t budget)
       : graph(graph), budget(static_cast<int64_t>(budget)),
         numStages(static_cast<int>(graph.numOps())) {
     // One item per op, one per argument on the device.
@@ -352,8 +351,8 @@ public:
           ++epoch;
           estimatedBytes = 0;
           // No candidate costlier than the best score allows matters.
-          estimateCap = std::isinf(bestScore) ? bestScore
-                                              : bestScore * benefit * 4;
+          estimateCap =
+              std::isinf(bestScore) ? bestScore : bestScore * benefit * 4;
           double cost = estimate(static_cast<int>(p), r, 0);
           if (cost > estimateCap)
             continue;
@@ -366,11 +365,10 @@ public:
                                       std::max<int64_t>(before, 0));
           if (benefit - lost <= 0) {
             LLVM_DEBUG(llvm::dbgs()
-                       << "  candidate " << items[p].pos << " mem "
-                       << item.mem << " a " << a << " b " << b << " r " << r
-                       << " benefit " << benefit << " lost " << lost
-                       << " est " << estimatedBytes << " cost " << cost
-                       << "\n");
+                       << "  candidate " << items[p].pos << " mem " << item.mem
+                       << " a " << a << " b " << b << " r " << r << " benefit "
+                       << benefit << " lost " << lost << " est "
+                       << estimatedBytes << " cost " << cost << "\n");
             ++skippedForLoss;
             fallback.push_back({lost - benefit, static_cast<int>(p), a, r});
             continue;
@@ -395,8 +393,8 @@ public:
         bool undone = false;
         for (size_t p = 0; p < items.size(); ++p)
           for (size_t k = 1; k < s.iv[p].size(); ++k)
-            if (s.iv[p][k].start == worst && !isTabu(static_cast<int>(p),
-                                                     worst)) {
+            if (s.iv[p][k].start == worst &&
+                !isTabu(static_cast<int>(p), worst)) {
               tabu[p].push_back(worst);
               merge(static_cast<int>(p), static_cast<int>(k));
               undone = true;
@@ -412,19 +410,18 @@ public:
           continue;
         LLVM_DEBUG({
           llvm::dbgs() << "stuck at " << worst << " cov " << s.cov[worst]
-                       << " extra " << s.extra[worst] << " carried "
-                       << carried << " used " << usedThere << " loss "
-                       << skippedForLoss << " at:";
+                       << " extra " << s.extra[worst] << " carried " << carried
+                       << " used " << usedThere << " loss " << skippedForLoss
+                       << " at:";
           for (int p : s.at[worst])
-            llvm::dbgs() << " " << items[p].pos << "(" << items[p].mem
-                         << ",k" << s.iv[p].size() << ")";
+            llvm::dbgs() << " " << items[p].pos << "(" << items[p].mem << ",k"
+                         << s.iv[p].size() << ")";
           llvm::dbgs() << "\n";
         });
         failure = llvm::formatv(
             "stage {0} ('{1}') needs {2} bytes, over the budget of {3}, and "
             "no tensor carried across it can be freed there",
-            worst, graph.op(worst).name, s.cov[worst] + s.extra[worst],
-            budget);
+            worst, graph.op(worst).name, s.cov[worst] + s.extra[worst], budget);
         return false;
       }
       split(bestItem, bestA, bestR);
@@ -631,9 +628,10 @@ private:
   /// The index of p's interval covering stage `st`, or -1.
   int covering(int p, int st) const {
     const std::vector<Interval> &v = s.iv[p];
-    auto it = std::upper_bound(
-        v.begin(), v.end(), st,
-        [](int x, const Interval &in) { return x < in.start; });
+    auto it =
+        std::upper_bound(v.begin(), v.end(), st, [](int x, const Interval &in) {
+          return x < in.start;
+        });
     if (it == v.begin())
       return -1;
     --it;
@@ -643,9 +641,10 @@ private:
   /// The index of p's last interval starting at or before `st`.
   int before(int p, int st) const {
     const std::vector<Interval> &v = s.iv[p];
-    auto it = std::upper_bound(
-        v.begin(), v.end(), st,
-        [](int x, const Interval &in) { return x < in.start; });
+    auto it =
+        std::upper_bound(v.begin(), v.end(), st, [](int x, const Interval &in) {
+          return x < in.start;
+        });
     return static_cast<int>(it - v.begin()) - 1;
   }
 
@@ -683,8 +682,8 @@ private:
       for (int p : item.inputs)
         if (lastInStage[p] == static_cast<int>(i) && endsAt(p, st))
           release(p);
-      bool usedLater = stamp[ops[i]] == epoch &&
-                       lastInStage[ops[i]] > static_cast<int>(i);
+      bool usedLater =
+          stamp[ops[i]] == epoch && lastInStage[ops[i]] > static_cast<int>(i);
       if (!usedLater && endsAt(ops[i], st))
         release(ops[i]);
     }
@@ -697,8 +696,7 @@ private:
     if (end > in.end) {
       addCov(in.end + 1, end, mem);
       indexInterval(p, in.end + 1, end);
-    }
-    else {
+    } else {
       addCov(end + 1, in.end, -mem);
     }
     markDirty(in.end);
@@ -942,8 +940,7 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
       seedState = planner.s;
   }
   for (int attempt = 0;
-       !seedState && attempt < 8 && (attempt < 2 || !expired());
-       ++attempt) {
+       !seedState && attempt < 8 && (attempt < 2 || !expired()); ++attempt) {
     planner.order = attempt % 2 ? Order::First : Order::Worst;
     planner.reset();
     if (planner.repair(&rng, 0.5, maxSplits,

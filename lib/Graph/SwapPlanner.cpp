@@ -354,8 +354,8 @@ lms::planSwaps(const Graph &graph, const DeviceSpec &device, uint64_t budget,
              llvm::concat<const TensorIndex>(op.inputs, op.outputs))
           if (graph.tensor(t).space == MemorySpace::Device)
             signedBytes += graph.tensor(t).bytes;
-        uint64_t opBytes = static_cast<uint64_t>(std::max<int64_t>(
-            signedBytes, 0));
+        uint64_t opBytes =
+            static_cast<uint64_t>(std::max<int64_t>(signedBytes, 0));
         // The last op without results: the function's return.
         bool returns = smallestAt + 1 == static_cast<OpIndex>(graph.numOps()) &&
                        op.outputs.empty() && !op.inputs.empty();
@@ -494,11 +494,10 @@ lms::planSwaps(const Graph &graph, const DeviceSpec &device, uint64_t budget,
       Gap &gap = gaps[g];
       if (!gap.active)
         continue;
-      bool reuse =
-          graph.tensor(t).hostBacked ||
-          (havePrevious && previousValue == gap.valueId &&
-           (!options.canReuseAfter ||
-            options.canReuseAfter(gap.tensor, gap.a)));
+      bool reuse = graph.tensor(t).hostBacked ||
+                   (havePrevious && previousValue == gap.valueId &&
+                    (!options.canReuseAfter ||
+                     options.canReuseAfter(gap.tensor, gap.a)));
       if (reuse && !gap.reuse) {
         gap.reuse = true;
         memory.add(gap.a + 1, gap.r, -gap.bytes);

@@ -4,8 +4,8 @@
 #include "LMS/Conversion/Passes.h"
 #include "LMS/Transforms/Passes.h"
 
-#include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"

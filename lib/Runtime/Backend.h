@@ -108,7 +108,8 @@ public:
   virtual void launchKernel(void *function, intptr_t gridX, intptr_t gridY,
                             intptr_t gridZ, intptr_t blockX, intptr_t blockY,
                             intptr_t blockZ, int32_t smem, void *stream,
-                            void **params, void **extra, size_t paramsCount) = 0;
+                            void **params, void **extra,
+                            size_t paramsCount) = 0;
 
   /// A snapshot of the statistics, with leaks counted.
   virtual Stats snapshot() = 0;

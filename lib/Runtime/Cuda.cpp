@@ -79,8 +79,7 @@ public:
             },
             [](void *ptr) { cudaFreeHost(ptr); },
             std::getenv("LMS_PINNED_BYTES")
-                ? parseSize(std::getenv("LMS_PINNED_BYTES"),
-                            "LMS_PINNED_BYTES")
+                ? parseSize(std::getenv("LMS_PINNED_BYTES"), "LMS_PINNED_BYTES")
                 : 0) {
     LMS_CUDA_CHECK(cudaSetDevice(0));
   }
@@ -202,12 +201,14 @@ public:
     LMS_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault,
                                    static_cast<cudaStream_t>(stream)));
   }
-  void memset32(void *dst, uint32_t value, size_t count, void *stream) override {
+  void memset32(void *dst, uint32_t value, size_t count,
+                void *stream) override {
     LMS_CU_CHECK(driver().memsetD32Async(reinterpret_cast<CUdeviceptr>(dst),
                                          value, count,
                                          static_cast<CUstream>(stream)));
   }
-  void memset16(void *dst, uint16_t value, size_t count, void *stream) override {
+  void memset16(void *dst, uint16_t value, size_t count,
+                void *stream) override {
     LMS_CU_CHECK(driver().memsetD16Async(reinterpret_cast<CUdeviceptr>(dst),
                                          value, count,
                                          static_cast<CUstream>(stream)));
@@ -227,7 +228,8 @@ public:
   void *moduleLoadJIT(void *data, int optLevel) override {
     CUmodule module;
     CUjit_option options[] = {CU_JIT_OPTIMIZATION_LEVEL};
-    void *values[] = {reinterpret_cast<void *>(static_cast<intptr_t>(optLevel))};
+    void *values[] = {
+        reinterpret_cast<void *>(static_cast<intptr_t>(optLevel))};
     LMS_CU_CHECK(driver().moduleLoadDataEx(&module, data, 1, options, values));
     return module;
   }

@@ -17,8 +17,8 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <deque>
+#include <limits>
 #include <thread>
 
 using namespace lms::runtime;
@@ -106,16 +106,16 @@ struct Event {
 class EmulatedBackend final : public Backend {
 public:
   EmulatedBackend()
-      : pool([](size_t bytes) { return std::aligned_alloc(4096, bytes); },
-             [](void *ptr) { std::free(ptr); },
-             std::getenv("LMS_PINNED_BYTES")
-                 ? parseSize(std::getenv("LMS_PINNED_BYTES"),
-                             "LMS_PINNED_BYTES")
-                 : 0) {
-    capacity = std::getenv("LMS_DEVICE_BYTES")
-                   ? parseSize(std::getenv("LMS_DEVICE_BYTES"),
-                               "LMS_DEVICE_BYTES")
-                   : (16ull << 30);
+      : pool(
+            [](size_t bytes) { return std::aligned_alloc(4096, bytes); },
+            [](void *ptr) { std::free(ptr); },
+            std::getenv("LMS_PINNED_BYTES")
+                ? parseSize(std::getenv("LMS_PINNED_BYTES"), "LMS_PINNED_BYTES")
+                : 0) {
+    capacity =
+        std::getenv("LMS_DEVICE_BYTES")
+            ? parseSize(std::getenv("LMS_DEVICE_BYTES"), "LMS_DEVICE_BYTES")
+            : (16ull << 30);
     if (const char *delay = std::getenv("LMS_COPY_DELAY_US"))
       copyDelay = std::chrono::microseconds(std::atoll(delay));
   }
@@ -203,8 +203,7 @@ public:
     if (rounded == 0)
       fatal("invalid device allocation of " + std::to_string(bytes) +
             " bytes: more than any device has");
-    if (rounded > capacity ||
-        stats.deviceBytesInUse > capacity - rounded)
+    if (rounded > capacity || stats.deviceBytesInUse > capacity - rounded)
       fatal("out of device memory: allocating " + std::to_string(bytes) +
             " bytes with " + std::to_string(stats.deviceBytesInUse) +
             " in use of a capacity of " + std::to_string(capacity) +
@@ -255,13 +254,15 @@ public:
       }
     });
   }
-  void memset32(void *dst, uint32_t value, size_t count, void *stream) override {
+  void memset32(void *dst, uint32_t value, size_t count,
+                void *stream) override {
     run(stream, [dst, value, count] {
       auto *p = static_cast<uint32_t *>(dst);
       std::fill(p, p + count, value);
     });
   }
-  void memset16(void *dst, uint16_t value, size_t count, void *stream) override {
+  void memset16(void *dst, uint16_t value, size_t count,
+                void *stream) override {
     run(stream, [dst, value, count] {
       auto *p = static_cast<uint16_t *>(dst);
       std::fill(p, p + count, value);
@@ -321,14 +322,14 @@ private:
       return begin >= start && begin < start + size;
     };
     auto it = device.upper_bound(ptr);
-    if (it != device.begin() && contains(std::prev(it)->first,
-                                         std::prev(it)->second)) {
+    if (it != device.begin() &&
+        contains(std::prev(it)->first, std::prev(it)->second)) {
       --it;
       char *end = static_cast<char *>(it->first) + it->second;
       if (bytes > static_cast<size_t>(end - begin))
-        fatal(std::string("a copy of ") + std::to_string(bytes) +
-              " bytes " + direction + " a device buffer of " +
-              std::to_string(it->second) + " bytes runs past its end");
+        fatal(std::string("a copy of ") + std::to_string(bytes) + " bytes " +
+              direction + " a device buffer of " + std::to_string(it->second) +
+              " bytes runs past its end");
       return;
     }
     if (pool.owns(ptr)) {

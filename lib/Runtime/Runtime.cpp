@@ -15,10 +15,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
-#include <mutex>
-#include <map>
 
 using namespace lms::runtime;
 
@@ -298,8 +298,7 @@ LMS_EXPORT void mgpuMemset16(void *dst, uint16_t value, size_t count,
 }
 
 /// The ranked memref descriptor header that mgpuMemHostRegisterMemRef gets.
-template <typename T>
-struct MemRefHeader {
+template <typename T> struct MemRefHeader {
   T *allocated;
   T *aligned;
   int64_t offset;
@@ -324,8 +323,7 @@ LMS_EXPORT void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
 LMS_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
                                             int64_t elementSizeBytes) {
   auto *header = static_cast<MemRefHeader<char> *>(descriptor);
-  backend().hostUnregister(header->aligned +
-                           header->offset * elementSizeBytes);
+  backend().hostUnregister(header->aligned + header->offset * elementSizeBytes);
 }
 LMS_EXPORT void *mgpuModuleLoad(void *data, size_t size) {
   return backend().moduleLoad(data, size);
@@ -339,11 +337,10 @@ LMS_EXPORT void mgpuModuleUnload(void *module) {
 LMS_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
   return backend().moduleGetFunction(module, name);
 }
-LMS_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
-                                 intptr_t gridY, intptr_t gridZ,
-                                 intptr_t blockX, intptr_t blockY,
-                                 intptr_t blockZ, int32_t smem, void *stream,
-                                 void **params, void **extra,
+LMS_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ, int32_t smem,
+                                 void *stream, void **params, void **extra,
                                  size_t paramsCount) {
   backend().launchKernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ,
                          smem, stream, params, extra, paramsCount);

@@ -18,13 +18,13 @@
 
 using namespace mlir;
 using namespace mlir::transform;
-using mlir::lms::PlanningContext;
-using mlir::lms::RematKnobs;
-using mlir::lms::SwapKnobs;
 using mlir::lms::insertSwapsInFunction;
+using mlir::lms::PlanningContext;
 using mlir::lms::rematerializeFunction;
+using mlir::lms::RematKnobs;
 using mlir::lms::resolveFunctionBudget;
 using mlir::lms::resolvePlanningContext;
+using mlir::lms::SwapKnobs;
 using mlir::lms::verifyRematKnobs;
 using mlir::lms::verifySwapKnobs;
 
@@ -68,8 +68,7 @@ DiagnosedSilenceableFailure LMSRematerializeOp::applyToOne(
   auto setup = setUp(target, getBudget(), getDevice());
   if (failed(setup) ||
       failed(rematerializeFunction(target, setup->first.graphOptions,
-                                   setup->first.device, setup->second,
-                                   knobs)))
+                                   setup->first.device, setup->second, knobs)))
     return DiagnosedSilenceableFailure::definiteFailure();
   return DiagnosedSilenceableFailure::success();
 }

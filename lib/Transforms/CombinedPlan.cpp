@@ -56,8 +56,8 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     if (failed(verifyRematKnobs(module, rematKnobs, "remat-planner")) ||
         failed(verifySwapKnobs(module, swapKnobs, "swap-planner")))
       return signalPassFailure();
-    FailureOr<PlanningContext> context = resolvePlanningContext(
-        module, alignment, dynamicBytes, device, budget);
+    FailureOr<PlanningContext> context =
+        resolvePlanningContext(module, alignment, dynamicBytes, device, budget);
     if (failed(context))
       return signalPassFailure();
     bool failedAny = false;
@@ -147,9 +147,8 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     }
     restore();
     if (printStatistics) {
-      llvm::errs() << "lms-plan: @" << func.getName() << ": budget "
-                   << *limit << " bytes, peak " << peak
-                   << " bytes, without LMS "
+      llvm::errs() << "lms-plan: @" << func.getName() << ": budget " << *limit
+                   << " bytes, peak " << peak << " bytes, without LMS "
                    << llvm::formatv("{0:F1}", unconstrained * 1e6) << " us\n";
       for (size_t i = 0; i < shares.size(); ++i) {
         llvm::errs() << llvm::formatv("  offload {0,3:P0} of the excess: ",
@@ -169,8 +168,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       // No mix fits: the offloading planner explains why (or recomputing,
       // when only recomputation was asked for).
       FailureOr<Outcome> explained =
-          apply(func, graphOptions, spec, swapBudgetOf(shares.front()),
-                *limit);
+          apply(func, graphOptions, spec, swapBudgetOf(shares.front()), *limit);
       restore();
       backup->destroy();
       if (succeeded(explained))

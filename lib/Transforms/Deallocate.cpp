@@ -111,8 +111,8 @@ struct LMSDeallocatePass
       // A call owns the buffers passed at their last use (the callee frees
       // them); the caller frees the ones it lends.
       if (auto call = dyn_cast<CallOpInterface>(op))
-        for (auto [operand, borrowed] : llvm::zip(
-                 op.getOperands(), graph.borrowedCallOperands(call)))
+        for (auto [operand, borrowed] :
+             llvm::zip(op.getOperands(), graph.borrowedCallOperands(call)))
           if (isa<MemRefType>(operand.getType()) && !borrowed)
             if (std::optional<TensorIndex> t = graph.lookupBuffer(operand))
               notFreed.insert(*t);
@@ -121,8 +121,7 @@ struct LMSDeallocatePass
       for (TensorIndex t : g.op(numOps - 1).inputs)
         notFreed.insert(t);
 
-    for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors());
-         ++t) {
+    for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t) {
       Value root = graph.getAllocatingValue(t);
       if (!isa<MemRefType>(root.getType()) || notFreed.count(t) ||
           !isOwnedAllocation(root, functionBody) || g.tensor(t).liveOut)

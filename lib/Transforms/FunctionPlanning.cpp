@@ -18,9 +18,8 @@ using namespace mlir::lms;
 /// The guarantee of every planning pass: the analysis of the rewritten
 /// function fits.
 static LogicalResult checkFits(FunctionOpInterface func,
-                               const GraphOptions &graphOptions,
-                               uint64_t limit, uint64_t plannedPeak,
-                               StringRef what) {
+                               const GraphOptions &graphOptions, uint64_t limit,
+                               uint64_t plannedPeak, StringRef what) {
   FailureOr<FunctionGraph> after = FunctionGraph::build(func, graphOptions);
   if (failed(after))
     return failure();
@@ -37,11 +36,10 @@ static LogicalResult checkFits(FunctionOpInterface func,
 /// Rewrites `func` with `rewrite` and returns its analysed peak after it.
 /// With `keepBackup`, `backup` holds a copy of the function from before the
 /// rewrite, which the caller restores (restoreBody) or destroys.
-static FailureOr<uint64_t> rewriteAndMeasure(FunctionOpInterface func,
-                                             const GraphOptions &graphOptions,
-                                             bool keepBackup,
-                                             Operation *&backup,
-                                             llvm::function_ref<void()> rewrite) {
+static FailureOr<uint64_t>
+rewriteAndMeasure(FunctionOpInterface func, const GraphOptions &graphOptions,
+                  bool keepBackup, Operation *&backup,
+                  llvm::function_ref<void()> rewrite) {
   backup = keepBackup ? func->clone() : nullptr;
   rewrite();
   FailureOr<FunctionGraph> after = FunctionGraph::build(func, graphOptions);
@@ -65,8 +63,7 @@ LogicalResult mlir::lms::verifySwapKnobs(Operation *at, const SwapKnobs &knobs,
   static const char *planners[] = {"lms", "tflms", "swap-all"};
   if (llvm::is_contained(planners, StringRef(knobs.planner)))
     return success();
-  return at->emitError() << "invalid " << plannerOption << " '"
-                         << knobs.planner
+  return at->emitError() << "invalid " << plannerOption << " '" << knobs.planner
                          << "': expected lms, tflms or swap-all";
 }
 
@@ -132,8 +129,7 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
     const std::string &planner = knobs.planner;
     llvm::Expected<::lms::SwapResult> result = [&] {
       if (planner == "tflms")
-        return ::lms::planSwapsTFLMS(graph->getGraph(), spec, target,
-                                     options);
+        return ::lms::planSwapsTFLMS(graph->getGraph(), spec, target, options);
       if (planner == "swap-all")
         return llvm::Expected<::lms::SwapResult>(
             ::lms::planSwapEverything(graph->getGraph(), spec, options));
@@ -144,8 +140,8 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
       std::string message = llvm::toString(result.takeError());
       if (attempt > 0)
         return emitError(func.getLoc())
-               << "cannot fit the budget " << ::lms::formatBytes(limit)
-               << " (" << limit
+               << "cannot fit the budget " << ::lms::formatBytes(limit) << " ("
+               << limit
                << " bytes): bufferization writes fewer results in place in "
                   "the rewritten function than in the original, and no plan "
                   "with a margin for that fits: "
@@ -163,8 +159,7 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
       return emitError(func.getLoc())
              << "the " << planner << " planner cannot fit the budget "
              << ::lms::formatBytes(limit) << " (" << limit
-             << " bytes): its plan peaks at " << result->peakBytes
-             << " bytes";
+             << " bytes): its plan peaks at " << result->peakBytes << " bytes";
 
     Operation *backup = nullptr;
     FailureOr<uint64_t> peakAfter =
@@ -220,17 +215,19 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
     if (entry >= lower)
       return emitError(func.getLoc())
              << "no plan fits the budget " << ::lms::formatBytes(limit) << " ("
-             << limit << " bytes): the function's arguments are on the "
+             << limit
+             << " bytes): the function's arguments are on the "
                 "device when it starts and need "
              << ::lms::formatBytes(entry) << " (" << entry
              << " bytes), the smallest feasible budget";
     auto [bytes, op] = ::lms::minimumFeasibleBytes(rg->graph);
-    Operation *at = op >= 0 ? graph->getOp(rg->members[op].back())
-                            : func.getOperation();
+    Operation *at =
+        op >= 0 ? graph->getOp(rg->members[op].back()) : func.getOperation();
     if (at->hasTrait<OpTrait::IsTerminator>())
       return emitError(at->getLoc())
              << "no plan fits the budget " << ::lms::formatBytes(limit) << " ("
-             << limit << " bytes): the values returned here stay on the "
+             << limit
+             << " bytes): the values returned here stay on the "
                 "device and need "
              << ::lms::formatBytes(bytes) << " (" << bytes
              << " bytes); the smallest feasible budget is "
@@ -323,11 +320,12 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
                        "rematerialization")))
     return failure();
   if (result->stoppedByTimeLimit && planner != "exact")
-    emitWarning(func.getLoc()) << "the time limit of " << options.timeLimitSeconds
-                       << " s stopped the " << planner
-                       << " planner before its work limit: the plan depends "
-                          "on the machine's speed and load (drop time-limit, "
-                          "or lower iterations, for a reproducible plan)";
+    emitWarning(func.getLoc())
+        << "the time limit of " << options.timeLimitSeconds << " s stopped the "
+        << planner
+        << " planner before its work limit: the plan depends "
+           "on the machine's speed and load (drop time-limit, "
+           "or lower iterations, for a reproducible plan)";
   stats.recomputes = rewritten.recomputes;
   stats.opsCloned = rewritten.opsCloned;
   stats.extraSeconds =

@@ -50,8 +50,8 @@ struct LMSInsertSwapsPass
     knobs.swapinGroupby = swapinGroupby;
     if (failed(verifySwapKnobs(module, knobs)))
       return signalPassFailure();
-    FailureOr<PlanningContext> context = resolvePlanningContext(
-        module, alignment, dynamicBytes, device, budget);
+    FailureOr<PlanningContext> context =
+        resolvePlanningContext(module, alignment, dynamicBytes, device, budget);
     if (failed(context))
       return signalPassFailure();
 

@@ -10,8 +10,8 @@
 #include "LMS/Transforms/GlobalOptions.h"
 #include "LMS/Transforms/Strip.h"
 
-#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 
@@ -188,8 +188,7 @@ LogicalResult mlir::lms::computeCallSiteBudgets(ModuleOp module,
       for (::lms::TensorIndex t : g.op(index).inputs)
         if (g.tensor(t).space == ::lms::MemorySpace::Device)
           operands += g.tensor(t).bytes;
-      uint64_t across =
-          memory.before > operands ? memory.before - operands : 0;
+      uint64_t across = memory.before > operands ? memory.before - operands : 0;
       uint64_t left = *budget > across ? *budget - across : 0;
       // Never below what the callee needs anyway: there the caller must
       // make room around the call instead (and says so if it cannot).
@@ -270,8 +269,9 @@ static StringRef baseName(StringRef name) {
   return at == StringRef::npos ? name : name.take_front(at);
 }
 
-LogicalResult mlir::lms::specializeBorrowingCallees(
-    ModuleOp module, const GraphOptions &options) {
+LogicalResult
+mlir::lms::specializeBorrowingCallees(ModuleOp module,
+                                      const GraphOptions &options) {
   SymbolTable symbols(module);
   SymbolTableCollection symbolTables;
   SmallVector<FunctionOpInterface> worklist;
@@ -318,10 +318,9 @@ LogicalResult mlir::lms::specializeBorrowingCallees(
                       ? 'b'
                       : 'o';
       StringRef base = baseName(callee.getName());
-      std::string name =
-          suffix.find('b') == std::string::npos
-              ? base.str()
-              : (base + "_lms_borrow_" + suffix).str();
+      std::string name = suffix.find('b') == std::string::npos
+                             ? base.str()
+                             : (base + "_lms_borrow_" + suffix).str();
       if (name == callee.getName())
         continue;
       auto target = symbols.lookup<FunctionOpInterface>(name);
@@ -338,7 +337,8 @@ LogicalResult mlir::lms::specializeBorrowingCallees(
           if (c == 'b')
             target.setArgAttr(index, kBorrowedArgAttr,
                               UnitAttr::get(target.getContext()));
-        symbols.insert(target, std::next(Block::iterator(original.getOperation())));
+        symbols.insert(target,
+                       std::next(Block::iterator(original.getOperation())));
         worklist.push_back(target);
       }
       call.setCalleeFromCallable(
@@ -378,8 +378,7 @@ LogicalResult mlir::lms::materializeBufferizationCopies(ModuleOp module) {
       auto dps = dyn_cast<DestinationStyleOpInterface>(op);
       auto loop = dyn_cast<LoopLikeOpInterface>(op);
       bool init = (dps && dps.isDpsInit(&operand)) ||
-                  (loop && llvm::is_contained(loop.getInitsMutable(),
-                                              operand));
+                  (loop && llvm::is_contained(loop.getInitsMutable(), operand));
       if (!init)
         continue;
       builder.setInsertionPoint(op);

@@ -134,8 +134,7 @@ FailureOr<RematGraph> RematGraph::build(const FunctionGraph &fg,
     }
     cost.seconds = seconds;
     const ::lms::Op &last = g.op(group.back());
-    ::lms::OpKind kind =
-        group.size() == 1 ? last.kind : ::lms::OpKind::Compute;
+    ::lms::OpKind kind = group.size() == 1 ? last.kind : ::lms::OpKind::Compute;
     OpIndex k = result.graph.addOp(last.name, inputs.getArrayRef(),
                                    outputs.getArrayRef(), cost, kind);
     for (TensorIndex t : updates)
@@ -242,9 +241,8 @@ void mlir::lms::rewriteWithRecomputes(const FunctionGraph &fg,
         }
       }
     }
-    llvm::sort(ops, [](Operation *a, Operation *b) {
-      return a->isBeforeInBlock(b);
-    });
+    llvm::sort(
+        ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
     auto insideGroup = [&](Operation *op) {
       Operation *top = block.findAncestorOpInBlock(*op);
       return top && memberSet.contains(top);
@@ -271,9 +269,8 @@ void mlir::lms::rewriteWithRecomputes(const FunctionGraph &fg,
     SmallVector<Value> yielded;
     for (Operation *op : ops)
       for (Value result : op->getResults())
-        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
-              return !insideGroup(user);
-            }))
+        if (llvm::any_of(result.getUsers(),
+                         [&](Operation *user) { return !insideGroup(user); }))
           yielded.push_back(result);
 
     OpBuilder builder(anchor);
@@ -348,8 +345,8 @@ struct LMSRematerializePass
     knobs.seed = seed;
     if (failed(verifyRematKnobs(module, knobs)))
       return signalPassFailure();
-    FailureOr<PlanningContext> context = resolvePlanningContext(
-        module, alignment, dynamicBytes, device, budget);
+    FailureOr<PlanningContext> context =
+        resolvePlanningContext(module, alignment, dynamicBytes, device, budget);
     if (failed(context))
       return signalPassFailure();
 

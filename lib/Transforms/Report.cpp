@@ -22,8 +22,8 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/JSON.h"
 
-#include <cmath>
 #include "llvm/Support/ToolOutputFile.h"
+#include <cmath>
 
 namespace mlir {
 namespace lms {
@@ -386,7 +386,8 @@ struct LMSReportMemoryPass
       json.attribute("min_feasible_op", static_cast<int64_t>(r.minFeasibleOp));
       json.attribute("flops", jsonNumber(r.flops));
       json.attribute("estimated_time_s", jsonNumber(r.timeline.totalSeconds));
-      json.attribute("estimated_compute_s", jsonNumber(r.timeline.computeSeconds));
+      json.attribute("estimated_compute_s",
+                     jsonNumber(r.timeline.computeSeconds));
       json.attribute("estimated_stall_s", jsonNumber(r.timeline.stallSeconds));
       json.attribute("d2h_bytes", r.timeline.d2hBytes);
       json.attribute("h2d_bytes", r.timeline.h2dBytes);

@@ -6,16 +6,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "LMS/Transforms/Strip.h"
-#include "LMS/Transforms/SwapRewrite.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "LMS/Transforms/Passes.h"
+#include "LMS/Transforms/SwapRewrite.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/Dominance.h"
-#include "mlir/IR/SymbolTable.h"
-#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir {
@@ -80,7 +80,9 @@ void inlineRecompute(RecomputeOp recompute, Operation *root, bool merge,
         [&](Value l, Value r) {
           return success(mapped.lookup(l) == r || valuesEquivalent(l, r));
         },
-        [&](Value l, Value r) { mapped.insert({l, r}); },
+        [&](Value l, Value r) {
+          mapped.insert({l, r});
+        },
         OperationEquivalence::IgnoreLocations);
   };
   auto findOriginal = [&](Operation *clone) -> Operation * {
@@ -163,9 +165,8 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
   root->walk([&](RecomputeOp recompute) {
     Block &body = recompute.getBody().front();
     if (recompute.getInputs().empty() &&
-        llvm::all_of(body.without_terminator(), [](Operation &op) {
-          return op.hasAttr(kRederivedAttr);
-        }))
+        llvm::all_of(body.without_terminator(),
+                     [](Operation &op) { return op.hasAttr(kRederivedAttr); }))
       fetches.push_back(recompute);
   });
   for (RecomputeOp fetch : fetches)
@@ -237,8 +238,7 @@ void mlir::lms::foldMaterializedCopies(Operation *root) {
 void mlir::lms::stripBorrowingCopies(Operation *root) {
   constexpr StringLiteral marker = "_lms_borrow_";
   root->walk([&](CallOpInterface call) {
-    auto ref = dyn_cast_if_present<SymbolRefAttr>(
-        call.getCallableForCallee());
+    auto ref = dyn_cast_if_present<SymbolRefAttr>(call.getCallableForCallee());
     if (!ref || ref.getNestedReferences().size() != 0)
       return;
     StringRef name = ref.getRootReference().getValue();
@@ -252,8 +252,8 @@ void mlir::lms::stripBorrowingCopies(Operation *root) {
     return;
   SmallVector<Operation *> copies;
   for (Operation &op : root->getRegion(0).front())
-    if (auto name = op.getAttrOfType<StringAttr>(
-            SymbolTable::getSymbolAttrName()))
+    if (auto name =
+            op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
       if (name.getValue().contains(marker) &&
           SymbolTable::symbolKnownUseEmpty(&op, root))
         copies.push_back(&op);
@@ -280,8 +280,7 @@ unsigned mlir::lms::inlineRecomputes(Operation *root, bool mergeWithOriginals,
 
 namespace {
 struct LMSInlineRecomputesPass
-    : public mlir::lms::impl::LMSInlineRecomputesBase<
-          LMSInlineRecomputesPass> {
+    : public mlir::lms::impl::LMSInlineRecomputesBase<LMSInlineRecomputesPass> {
   void runOnOperation() override {
     inlineRecomputes(getOperation(), /*mergeWithOriginals=*/false);
   }

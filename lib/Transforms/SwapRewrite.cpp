@@ -3,9 +3,9 @@
 #include "LMS/Transforms/SwapRewrite.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 
+#include "LMS/Analysis/CostModel.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
-#include "LMS/Analysis/CostModel.h"
 
 #include <algorithm>
 #include <map>
@@ -113,14 +113,14 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
           views.push_back(def);
           base = def->getOperand(0);
         }
-        auto recompute = RecomputeOp::create(
-            builder, root.getLoc(), TypeRange{original.getType()},
-            ValueRange{});
+        auto recompute =
+            RecomputeOp::create(builder, root.getLoc(),
+                                TypeRange{original.getType()}, ValueRange{});
         OpBuilder inner = OpBuilder::atBlockEnd(&recompute.getBody().front());
         auto mark = [&](Operation *clone, Operation *copied) {
-          clone->setAttr(kRederivedAttr,
-                         builder.getI64IntegerAttr(
-                             blockPosition.lookup_or(copied, -1)));
+          clone->setAttr(
+              kRederivedAttr,
+              builder.getI64IntegerAttr(blockPosition.lookup_or(copied, -1)));
         };
         Operation *clone = inner.clone(*root.getDefiningOp());
         mark(clone, root.getDefiningOp());
@@ -154,8 +154,8 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
       // A view made after an earlier swap-in of the same value reads that
       // swap-in: the chain ends at any incarnation of the value.
       const llvm::SmallPtrSet<Value, 4> &bases = incarnations[original];
-      for (Value view : candidates.viewsAfterGap(d.tensor, d.lastUse,
-                                                 d.nextUse)) {
+      for (Value view :
+           candidates.viewsAfterGap(d.tensor, d.lastUse, d.nextUse)) {
         SmallVector<Operation *> chain;
         Value v = currentOf(view);
         while (v != original && !bases.contains(v)) {
@@ -176,20 +176,20 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
           clone = builder.clone(*op, mapping);
           // Which op it copies: its position in the original block.
           auto position = blockPosition.find(op);
-          clone->setAttr(kRederivedAttr,
-                         builder.getI64IntegerAttr(
-                             position == blockPosition.end() ? -1
-                                                             : position->second));
+          clone->setAttr(
+              kRederivedAttr,
+              builder.getI64IntegerAttr(
+                  position == blockPosition.end() ? -1 : position->second));
         }
         Value rederived = clone->getResult(0);
-        chain.front()->getResult(0).replaceUsesWithIf(rederived,
-                                                      [&](OpOperand &use) {
-          Operation *top = block.findAncestorOpInBlock(*use.getOwner());
-          if (!top)
-            return false;
-          std::optional<OpIndex> index = graph.lookupOp(top);
-          return index && *index >= d.nextUse;
-        });
+        chain.front()->getResult(0).replaceUsesWithIf(
+            rederived, [&](OpOperand &use) {
+              Operation *top = block.findAncestorOpInBlock(*use.getOwner());
+              if (!top)
+                return false;
+              std::optional<OpIndex> index = graph.lookupOp(top);
+              return index && *index >= d.nextUse;
+            });
         current[view] = rederived;
       }
     }

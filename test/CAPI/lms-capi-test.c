@@ -49,8 +49,10 @@ static char *readFile(const char *path) {
 
 int main(int argc, char **argv) {
   if (argc < 6) {
-    fprintf(stderr, "usage: %s FILE FUNC MAX-PEAK-BYTES (text PIPELINE | "
-                    "flow BUDGET STRATEGY LOWER)\n", argv[0]);
+    fprintf(stderr,
+            "usage: %s FILE FUNC MAX-PEAK-BYTES (text PIPELINE | "
+            "flow BUDGET STRATEGY LOWER)\n",
+            argv[0]);
     return 2;
   }
   const char *path = argv[1], *func = argv[2], *mode = argv[4];
@@ -63,7 +65,8 @@ int main(int argc, char **argv) {
   mlirDialectRegistryDestroy(registry);
   lmsRegisterPasses();
 
-  MlirStringRef ns = mlirDialectHandleGetNamespace(mlirGetDialectHandle__lms__());
+  MlirStringRef ns =
+      mlirDialectHandleGetNamespace(mlirGetDialectHandle__lms__());
   printf("dialect: %.*s\n", (int)ns.length, ns.data);
 
   char *source = readFile(path);

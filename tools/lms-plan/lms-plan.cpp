@@ -69,8 +69,7 @@ static llvm::cl::opt<bool> emitMLIR("mlir",
                                     llvm::cl::desc("Emit the graph as MLIR"));
 static llvm::cl::opt<uint64_t> seed("seed", llvm::cl::desc("Random seed"),
                                     llvm::cl::init(1));
-static llvm::cl::opt<bool> quiet("quiet",
-                                 llvm::cl::desc("No progress lines"));
+static llvm::cl::opt<bool> quiet("quiet", llvm::cl::desc("No progress lines"));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "lms-plan: error: " << message << "\n";
@@ -136,10 +135,9 @@ int main(int argc, char **argv) {
     if (!size)
       return fail(llvm::toString(size.takeError()));
     // Percentages round up, as the benchmarks' budgets do.
-    budget = size->isPercent
-                 ? static_cast<uint64_t>(std::ceil(referencePeak *
-                                                   size->percent / 100.0))
-                 : size->bytes;
+    budget = size->isPercent ? static_cast<uint64_t>(std::ceil(
+                                   referencePeak * size->percent / 100.0))
+                             : size->bytes;
   }
 
   if (!checkPath.empty()) {
@@ -195,8 +193,8 @@ int main(int argc, char **argv) {
   if (!quiet)
     options.progress = [&](const RematProgress &p) {
       llvm::errs() << llvm::formatv("[{0,7:F2}s] incumbent TDI {1:P3}",
-                                    p.seconds, p.incumbent / file->totalCost -
-                                                   1);
+                                    p.seconds,
+                                    p.incumbent / file->totalCost - 1);
       if (p.bound > 0)
         llvm::errs() << llvm::formatv(
             ", bound TDI {0:P3}, gap {1:P2}", p.bound / file->totalCost - 1,
@@ -234,9 +232,9 @@ int main(int argc, char **argv) {
     return fail(chosen + ": " + llvm::toString(result.takeError()));
   std::string status = result->optimal ? "optimal" : "";
   if (!result->optimal && result->lowerBound && result->computeCost > 0)
-    status = llvm::formatv("gap {0:P2}", (result->computeCost -
-                                          *result->lowerBound) /
-                                             result->computeCost)
+    status = llvm::formatv("gap {0:P2}",
+                           (result->computeCost - *result->lowerBound) /
+                               result->computeCost)
                  .str();
   if (result->stoppedByTimeLimit)
     status += std::string(status.empty() ? "" : ", ") +

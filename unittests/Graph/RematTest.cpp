@@ -1,4 +1,5 @@
-//===- RematTest.cpp - Rematerialization planners --------------------------===//
+//===- RematTest.cpp - Rematerialization planners
+//--------------------------===//
 //
 // A hand-made graph whose optimum is known (one recomputation), infeasible
 // budgets, graphs with arguments, live-outs and multi-output ops, and a
@@ -8,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LMS/Graph/Remat.h"
 #include "LMS/Graph/GraphFile.h"
 #include "LMS/Graph/Memory.h"
-#include "LMS/Graph/Remat.h"
 
 #include "gtest/gtest.h"
 

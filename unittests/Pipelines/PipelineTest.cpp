@@ -188,10 +188,10 @@ TEST_F(PipelineTest, TextualFormAndRegistration) {
   mlir::lms::registerLMSPipelines();
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
-  EXPECT_TRUE(succeeded(parsePassPipeline(
-      "builtin.module(lms-insert-swaps{budget=1MiB},"
-      "lms-pipeline{strategy=swap lower=host})",
-      errorStream)))
+  EXPECT_TRUE(succeeded(
+      parsePassPipeline("builtin.module(lms-insert-swaps{budget=1MiB},"
+                        "lms-pipeline{strategy=swap lower=host})",
+                        errorStream)))
       << errors;
   mlir::lms::LMSPipelineOptions bad;
   EXPECT_TRUE(failed(bad.parseFromString("strategy=bogus", errorStream)));

@@ -49,9 +49,9 @@ public:
     builder.setInsertionPointToEnd(module->getBody());
     for (int64_t size : sizes) {
       auto type = RankedTensorType::get({size}, builder.getF32Type());
-      auto helper = func::FuncOp::create(
-          builder, loc, "helper" + std::to_string(size),
-          builder.getFunctionType({type}, {type}));
+      auto helper =
+          func::FuncOp::create(builder, loc, "helper" + std::to_string(size),
+                               builder.getFunctionType({type}, {type}));
       helper.setPrivate();
       OpBuilder::InsertionGuard guard(builder);
       builder.setInsertionPointToEnd(helper.addEntryBlock());
@@ -117,8 +117,8 @@ private:
           data[i] = static_cast<float>(i % 7) / 8;
         value = DenseElementsAttr::get(type, ArrayRef<float>(data));
       }
-      values.push_back(arith::ConstantOp::create(
-          builder, loc, cast<TypedAttr>(value)));
+      values.push_back(
+          arith::ConstantOp::create(builder, loc, cast<TypedAttr>(value)));
       return;
     }
     if (k == 11) {
@@ -126,12 +126,11 @@ private:
       RankedTensorType type = randomType();
       Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
                                             type.getElementType());
-      Value zero = arith::ConstantOp::create(builder, loc,
-                                             builder.getF32FloatAttr(0));
-      values.push_back(
-          linalg::FillOp::create(builder, loc, ValueRange{zero},
-                                 ValueRange{empty})
-              ->getResult(0));
+      Value zero =
+          arith::ConstantOp::create(builder, loc, builder.getF32FloatAttr(0));
+      values.push_back(linalg::FillOp::create(builder, loc, ValueRange{zero},
+                                              ValueRange{empty})
+                           ->getResult(0));
       return;
     }
     if (k >= 12) {

@@ -62,8 +62,7 @@ std::string writePlanFile(const GraphFile &file, const Plan &plan,
 
 /// Parses a plan file against `file` (ids to indices); a `swap_out` becomes
 /// SwapOut + Free.
-llvm::Expected<Plan> parsePlanFile(const GraphFile &file,
-                                   llvm::StringRef text);
+llvm::Expected<Plan> parsePlanFile(const GraphFile &file, llvm::StringRef text);
 
 } // namespace lms
 

@@ -21,7 +21,6 @@
 
 #include "mlir/Pass/PassOptions.h"
 
-
 #include <string>
 
 namespace mlir {
@@ -50,12 +49,12 @@ struct LMSGPUPipelineOptions
   PassOptions::Option<std::string> device{
       *this, "device", llvm::cl::desc("Device preset for the planner"),
       llvm::cl::init("")};
-  PassOptions::Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("GPU architecture"),
-      llvm::cl::init("sm_90")};
-  PassOptions::Option<std::string> features{
-      *this, "features", llvm::cl::desc("PTX features"),
-      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> chip{*this, "chip",
+                                        llvm::cl::desc("GPU architecture"),
+                                        llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{*this, "features",
+                                            llvm::cl::desc("PTX features"),
+                                            llvm::cl::init("+ptx80")};
   PassOptions::Option<std::string> format{
       *this, "format",
       llvm::cl::desc("Kernel binary format: isa (PTX), bin or fatbin"),
@@ -99,8 +98,7 @@ struct LMSPipelineOptions : public PassPipelineOptions<LMSPipelineOptions> {
       *this, "lower", llvm::cl::desc("What follows the rewrite"),
       llvm::cl::init(LMSLowering::None),
       llvm::cl::values(
-          clEnumValN(LMSLowering::None, "none",
-                     "stay on tensors with lms ops"),
+          clEnumValN(LMSLowering::None, "none", "stay on tensors with lms ops"),
           clEnumValN(LMSLowering::Host, "host",
                      "lms-host-pipeline's lowering (compute on the CPU)"),
           clEnumValN(LMSLowering::GPU, "gpu",

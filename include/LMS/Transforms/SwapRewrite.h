@@ -15,7 +15,6 @@ namespace lms {
 /// rewrite) of the view it copies; --lms-strip merges them back into it.
 constexpr llvm::StringLiteral kRederivedAttr = "lms.rederived";
 
-
 /// Inserts the swap ops of `plan` (made on `graph`, whose gaps `candidates`
 /// allowed) into the function `graph` was built from, in the order
 /// `::lms::applySwapPlan` gives them, and makes the uses after each gap read

@@ -14,8 +14,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -33,14 +33,16 @@ namespace {
 
 /// What is known about a host handle while its block is lowered.
 struct Handle {
-  Value staging;      ///< host staging buffer
-  Value copyOut;      ///< token of the device-to-host copy
-  Value source;       ///< root device buffer released at the wait
+  Value staging; ///< host staging buffer
+  Value copyOut; ///< token of the device-to-host copy
+  Value source;  ///< root device buffer released at the wait
   bool released = false;
   unsigned swapInsLeft = 0;
 };
 
-Type tokenType(OpBuilder &b) { return gpu::AsyncTokenType::get(b.getContext()); }
+Type tokenType(OpBuilder &b) {
+  return gpu::AsyncTokenType::get(b.getContext());
+}
 
 /// A fresh stream, optionally ordered after `dependency`.
 Value newStream(OpBuilder &b, Location loc, Value dependency = {}) {
@@ -114,9 +116,8 @@ struct ConvertLMSToGPUPass
         if (dealloc.getMemref().getType().getMemorySpace())
           continue;
         Value stream = newStream(b, loc);
-        auto free = gpu::DeallocOp::create(b, loc, tokenType(b),
-                                           ValueRange{stream},
-                                           dealloc.getMemref());
+        auto free = gpu::DeallocOp::create(
+            b, loc, tokenType(b), ValueRange{stream}, dealloc.getMemref());
         hostWait(b, loc, free.getAsyncToken());
         dealloc.erase();
       } else if (auto swapOut = dyn_cast<SwapOutOp>(op)) {
@@ -197,11 +198,11 @@ struct ConvertLMSToGPUPass
       auto rankedType = cast<MemRefType>(ranked.getType());
       if (!rankedType.getLayout().isIdentity())
         return call.emitOpError("passes a strided view to a host function");
-      Value host = gpu::AllocOp::create(b, loc, rankedType, Type(),
-                                        ValueRange{},
-                                        dynamicSizes(b, loc, ranked),
-                                        ValueRange{}, /*hostShared=*/true)
-                       .getMemref();
+      Value host =
+          gpu::AllocOp::create(b, loc, rankedType, Type(), ValueRange{},
+                               dynamicSizes(b, loc, ranked), ValueRange{},
+                               /*hostShared=*/true)
+              .getMemref();
       Value stream = newStream(b, loc);
       Value copied = gpu::MemcpyOp::create(b, loc, tokenType(b),
                                            ValueRange{stream}, host, ranked)
@@ -216,9 +217,9 @@ struct ConvertLMSToGPUPass
     b.setInsertionPointAfter(call);
     for (Value host : copies) {
       Value stream = newStream(b, loc);
-      Value freed = gpu::DeallocOp::create(b, loc, tokenType(b),
-                                           ValueRange{stream}, host)
-                        .getAsyncToken();
+      Value freed =
+          gpu::DeallocOp::create(b, loc, tokenType(b), ValueRange{stream}, host)
+              .getAsyncToken();
       hostWait(b, loc, freed);
     }
     return success();
@@ -234,8 +235,8 @@ struct ConvertLMSToGPUPass
       return swapOut.emitOpError(
           "cannot offload a strided view: the lowering copies contiguous "
           "buffers");
-    auto stagingType = cast<MemRefType>(
-        cast<HostType>(swapOut.getType()).getValueType());
+    auto stagingType =
+        cast<MemRefType>(cast<HostType>(swapOut.getType()).getValueType());
     OpBuilder b(swapOut);
     Location loc = swapOut.getLoc();
     Handle handle;
@@ -248,10 +249,10 @@ struct ConvertLMSToGPUPass
                              ValueRange{}, /*hostShared=*/true)
             .getMemref();
     Value stream = newStream(b, loc);
-    handle.copyOut = gpu::MemcpyOp::create(b, loc, tokenType(b),
-                                           ValueRange{stream}, handle.staging,
-                                           swapOut.getSource())
-                         .getAsyncToken();
+    handle.copyOut =
+        gpu::MemcpyOp::create(b, loc, tokenType(b), ValueRange{stream},
+                              handle.staging, swapOut.getSource())
+            .getAsyncToken();
     bool hasWait = false;
     for (Operation *user : swapOut.getResult().getUsers()) {
       hasWait |= isa<SwapWaitOp>(user);
@@ -273,10 +274,10 @@ struct ConvertLMSToGPUPass
   /// The release point: free the offloaded buffer after its copy-out, and
   /// the staging buffer too when nothing will read it; the host waits.
   void release(OpBuilder &b, Location loc, Handle &handle) {
-    Value token = gpu::DeallocOp::create(b, loc, tokenType(b),
-                                         ValueRange{handle.copyOut},
-                                         handle.source)
-                      .getAsyncToken();
+    Value token =
+        gpu::DeallocOp::create(b, loc, tokenType(b), ValueRange{handle.copyOut},
+                               handle.source)
+            .getAsyncToken();
     if (handle.swapInsLeft == 0)
       token = gpu::DeallocOp::create(b, loc, tokenType(b), ValueRange{token},
                                      handle.staging)
@@ -302,10 +303,10 @@ struct ConvertLMSToGPUPass
     Location loc = swapIn.getLoc();
     // The host waited for the copy-out at the release: a fresh stream.
     Value stream = newStream(b, loc);
-    auto device = gpu::AllocOp::create(
-        b, loc, type, tokenType(b), ValueRange{stream},
-        dynamicSizes(b, loc, handle.staging), ValueRange{},
-        /*hostShared=*/false);
+    auto device =
+        gpu::AllocOp::create(b, loc, type, tokenType(b), ValueRange{stream},
+                             dynamicSizes(b, loc, handle.staging), ValueRange{},
+                             /*hostShared=*/false);
     Value token = gpu::MemcpyOp::create(b, loc, tokenType(b),
                                         ValueRange{device.getAsyncToken()},
                                         device.getMemref(), handle.staging)

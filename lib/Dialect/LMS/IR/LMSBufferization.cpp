@@ -54,9 +54,7 @@ struct SwapOutOpInterface
 struct SwapInOpInterface
     : public BufferizableOpInterface::ExternalModel<SwapInOpInterface,
                                                     SwapInOp> {
-  bool bufferizesToAllocation(Operation *op, Value value) const {
-    return true;
-  }
+  bool bufferizesToAllocation(Operation *op, Value value) const { return true; }
   bool resultBufferizesToMemoryWrite(Operation *op, OpResult result,
                                      const AnalysisState &state) const {
     return true;
@@ -73,8 +71,9 @@ struct SwapInOpInterface
                                       const AnalysisState &state) const {
     return {};
   }
-  AliasingOpOperandList getAliasingOpOperands(Operation *op, Value value,
-                                              const AnalysisState &state) const {
+  AliasingOpOperandList
+  getAliasingOpOperands(Operation *op, Value value,
+                        const AnalysisState &state) const {
     return {};
   }
   FailureOr<BufferLikeType>

@@ -169,8 +169,7 @@ LogicalResult LMSDialect::verifyOperationAttribute(Operation *op,
       return success();
     return error() << "'" << name << "' must be a unit attribute";
   }
-  return error() << "unknown attribute '" << name
-                 << "' of the lms dialect";
+  return error() << "unknown attribute '" << name << "' of the lms dialect";
 }
 
 LogicalResult LMSDialect::verifyRegionArgAttribute(Operation *op,
