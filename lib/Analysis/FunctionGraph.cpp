@@ -782,14 +782,22 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
             continue;
           }
         } else {
-          // Views alias their source and keep it alive.
-          Value source;
-          if (view && view.getViewSource())
-            source = view.getViewSource();
-          else if (viewLike && op.getNumOperands() > 0)
-            source = op.getOperand(0);
-          if (source)
-            if (std::optional<TensorIndex> buffer = fg.lookupBuffer(source)) {
+          // Views alias their source and keep it alive, except where
+          // bufferization copies the view (a write to the source while the
+          // view is still read): then the view is a new buffer.
+          OpOperand *source = nullptr;
+          if (view && view.getViewSource()) {
+            for (OpOperand &operand : op.getOpOperands())
+              if (operand.get() == view.getViewSource())
+                source = &operand;
+          } else if (viewLike && op.getNumOperands() > 0) {
+            source = &op.getOpOperand(0);
+          }
+          std::optional<bool> analysed =
+              source ? bufferizesInPlace(*source) : std::nullopt;
+          if (source && (!analysed || *analysed))
+            if (std::optional<TensorIndex> buffer =
+                    fg.lookupBuffer(source->get())) {
               addAlias(result, *buffer, index);
               continue;
             }

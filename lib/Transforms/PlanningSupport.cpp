@@ -1,6 +1,7 @@
 //===- PlanningSupport.cpp - What the planning passes share ---------------===//
 
 #include "LMS/Transforms/PlanningSupport.h"
+#include "LMS/Analysis/CostModel.h"
 #include "LMS/Analysis/DeviceModel.h"
 #include "LMS/Analysis/Options.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
@@ -373,16 +374,27 @@ LogicalResult mlir::lms::materializeBufferizationCopies(ModuleOp module) {
       if (!type || !type.hasStaticShape())
         continue;
       // A destination (or a loop's init): bufferization copies the operand
-      // before the op. Other out-of-place operands (a view's source, values
-      // a terminator or a call passes on) are left to bufferization.
+      // before the op. A view whose source it does not share: it copies
+      // the view after the op. Other out-of-place operands (values a
+      // terminator or a call passes on) are left to bufferization.
       auto dps = dyn_cast<DestinationStyleOpInterface>(op);
       auto loop = dyn_cast<LoopLikeOpInterface>(op);
       bool init = (dps && dps.isDpsInit(&operand)) ||
                   (loop && llvm::is_contained(loop.getInitsMutable(), operand));
-      if (!init)
+      if (init) {
+        builder.setInsertionPoint(op);
+        operand.set(copyOf(operand.get(), op->getLoc()));
         continue;
-      builder.setInsertionPoint(op);
-      operand.set(copyOf(operand.get(), op->getLoc()));
+      }
+      if (isViewLikeOp(op) && op->getNumResults() == 1 && index == 0) {
+        Value view = op->getResult(0);
+        auto viewType = dyn_cast<RankedTensorType>(view.getType());
+        if (!viewType || !viewType.hasStaticShape())
+          continue;
+        builder.setInsertionPointAfter(op);
+        auto copy = copyOf(view, op->getLoc());
+        view.replaceAllUsesExcept(copy.getResult(), copy);
+      }
     }
   }
   return success();

@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""The property test at scale: random programs through plan -> lower ->
+execute on the emulated device.
+
+    bench/property/run.py [--programs N] [--seed S] [--jobs J] [--json F]
+
+Each program is a random training-step-like function on tensors, written
+the way other producers write them: weights as constants (dense and splat),
+zero-filled inits shared as destinations, helpers called with values used
+again, views (expand/collapse), elementwise ops. For each one and a random
+budget between its smallest feasible and its peak, one of
+--lms-insert-swaps, --lms-rematerialize and --lms-plan rewrites it; then
+both the original and the rewritten program run on the emulated device.
+Checked: the pass succeeds or fails with a clean error; the outputs are the
+same; the measured device high-water mark equals the analysed peak and fits
+the budget; nothing leaks; --lms-strip gives back the input. Prints a table
+and writes JSON; exits 1 on any violation.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+LMS_OPT = os.environ.get("LMS_OPT", os.path.join(ROOT, "build", "bin",
+                                                 "lms-opt"))
+LLVM = "/usr/lib/llvm-22"
+RUNTIME = os.path.join(ROOT, "build", "lib", "liblms_runtime.so")
+SHARED_LIBS = ",".join([RUNTIME, f"{LLVM}/lib/libmlir_runner_utils.so",
+                        f"{LLVM}/lib/libmlir_c_runner_utils.so"])
+SIZES = [64, 256, 1024]
+ALIGN = 256
+
+
+def t(n):
+    return f"tensor<{n}xf32>"
+
+
+class Program:
+    """A random program: @step(%x) -> (two results) and a @main."""
+
+    def __init__(self, rng):
+        self.rng = rng
+        self.lines = []
+        self.values = []  # (name, size)
+        self.counter = 0
+        self.helpers = set()
+
+    def fresh(self):
+        self.counter += 1
+        return f"%v{self.counter}"
+
+    def emit(self, line):
+        self.lines.append("  " + line)
+
+    def pick(self, size=None):
+        pool = [v for v in self.values if size is None or v[1] == size]
+        if not pool:
+            return None
+        # Usually recent, sometimes far back (gaps that planners can use).
+        if self.rng.random() < 0.7:
+            pool = pool[-4:]
+        return self.rng.choice(pool)
+
+    def elementwise(self, kind, inputs, size, init=None):
+        name = self.fresh()
+        if init is None:
+            init = self.fresh()
+            self.emit(f"{init} = tensor.empty() : {t(size)}")
+        ins = ", ".join(v for v in inputs)
+        types = ", ".join(t(size) for _ in inputs)
+        maps = ", ".join(["#id"] * (len(inputs) + 1))
+        self.emit(f"{name} = linalg.generic {{indexing_maps = [{maps}], "
+                  f"iterator_types = [\"parallel\"]}} ins({ins} : {types}) "
+                  f"outs({init} : {t(size)}) {{")
+        args = ", ".join(f"%a{i}: f32" for i in range(len(inputs)))
+        self.emit(f"^bb0({args}, %o: f32):")
+        if kind == "add":
+            self.emit("  %r = arith.addf %a0, %a1 : f32")
+        elif kind == "mul":
+            self.emit("  %r = arith.mulf %a0, %a1 : f32")
+        elif kind == "half":
+            self.emit("  %h = arith.constant 0.5 : f32")
+            self.emit("  %r = arith.mulf %a0, %h : f32")
+        elif kind == "max":
+            self.emit("  %z = arith.constant 0.0 : f32")
+            self.emit("  %r = arith.maximumf %a0, %z : f32")
+        self.emit("  linalg.yield %r : f32")
+        self.emit(f"}} -> {t(size)}")
+        self.values.append((name, size))
+        return name
+
+    def add_op(self):
+        r = self.rng.random()
+        if r < 0.12:
+            # A weight as a constant: dense or splat.
+            size = self.rng.choice(SIZES)
+            name = self.fresh()
+            if self.rng.random() < 0.5:
+                vals = ", ".join(f"{((i * 7) % 13 - 6) / 16:.4f}"
+                                 for i in range(size))
+                self.emit(f"{name} = arith.constant dense<[{vals}]> : {t(size)}")
+            else:
+                self.emit(f"{name} = arith.constant dense<0.25> : {t(size)}")
+            self.values.append((name, size))
+        elif r < 0.22:
+            # A zero-filled init that later ops may share as destination.
+            size = self.rng.choice(SIZES)
+            empty, name = self.fresh(), self.fresh()
+            self.emit(f"{empty} = tensor.empty() : {t(size)}")
+            self.emit(f"%z{self.counter} = arith.constant 0.0 : f32")
+            self.emit(f"{name} = linalg.fill ins(%z{self.counter} : f32) "
+                      f"outs({empty} : {t(size)}) -> {t(size)}")
+            self.values.append((name, size))
+        elif r < 0.34:
+            # A call of a one-op helper; the operand may be used again.
+            v = self.pick()
+            size = v[1]
+            self.helpers.add(size)
+            name = self.fresh()
+            self.emit(f"{name} = call @helper{size}({v[0]}) : ({t(size)}) -> "
+                      f"{t(size)}")
+            self.values.append((name, size))
+        elif r < 0.42:
+            # A view: expand and collapse back (same buffer).
+            v = self.pick()
+            size = v[1]
+            e, c = self.fresh(), self.fresh()
+            self.emit(f"{e} = tensor.expand_shape {v[0]} [[0, 1]] "
+                      f"output_shape [2, {size // 2}] : {t(size)} into "
+                      f"tensor<2x{size // 2}xf32>")
+            self.emit(f"{c} = tensor.collapse_shape {e} [[0, 1]] : "
+                      f"tensor<2x{size // 2}xf32> into {t(size)}")
+            self.values.append((c, size))
+        else:
+            v = self.pick()
+            size = v[1]
+            kind = self.rng.choice(["add", "mul", "half", "max"])
+            inputs = [v[0]]
+            if kind in ("add", "mul"):
+                w = self.pick(size) or v
+                inputs.append(w[0])
+            init = None
+            if self.rng.random() < 0.3:
+                # Write into an earlier value of the same size (in place
+                # where bufferization allows).
+                u = self.pick(size)
+                if u and u[0] not in inputs:
+                    init = u[0]
+            self.elementwise(kind, inputs, size, init)
+
+    def build(self, num_ops):
+        self.values = [("%x", 1024)]
+        for _ in range(num_ops):
+            self.add_op()
+        outs = [self.values[-1]]
+        mid = self.values[len(self.values) // 2]
+        if mid[0] != outs[0][0]:
+            outs.append(mid)
+        text = ["#id = affine_map<(d0) -> (d0)>"]
+        for size in sorted(self.helpers):
+            text += [f"func.func private @helper{size}(%a: {t(size)}) -> "
+                     f"{t(size)} {{",
+                     f"  %e = tensor.empty() : {t(size)}",
+                     f"  %r = linalg.generic {{indexing_maps = [#id, #id], "
+                     f"iterator_types = [\"parallel\"]}} ins(%a : {t(size)}) "
+                     f"outs(%e : {t(size)}) {{",
+                     "  ^bb0(%i: f32, %o: f32):",
+                     "    %h = arith.constant 0.75 : f32",
+                     "    %m = arith.mulf %i, %h : f32",
+                     "    linalg.yield %m : f32",
+                     f"  }} -> {t(size)}",
+                     f"  return %r : {t(size)}",
+                     "}"]
+        rtypes = ", ".join(t(s) for _, s in outs)
+        text.append(f"func.func @step(%x: {t(1024)}) -> ({rtypes}) {{")
+        text += self.lines
+        text.append(f"  return {', '.join(n for n, _ in outs)} : {rtypes}")
+        text.append("}")
+        text.append("func.func private @printMemrefF32(tensor<*xf32>)")
+        text.append("func.func @main() {")
+        text.append(f"  %e = tensor.empty() : {t(1024)}")
+        text.append(f"  %x = linalg.generic {{indexing_maps = [#id], "
+                    f"iterator_types = [\"parallel\"]}} outs(%e : {t(1024)}) {{")
+        text.append("  ^bb0(%o: f32):")
+        text.append("    %i = linalg.index 0 : index")
+        text.append("    %c = arith.constant 11 : index")
+        text.append("    %m = arith.remui %i, %c : index")
+        text.append("    %n = arith.index_cast %m : index to i32")
+        text.append("    %f = arith.sitofp %n : i32 to f32")
+        text.append("    %s = arith.constant 0.125 : f32")
+        text.append("    %v = arith.mulf %f, %s : f32")
+        text.append("    linalg.yield %v : f32")
+        text.append(f"  }} -> {t(1024)}")
+        names = ", ".join(f"%r{i}" for i in range(len(outs)))
+        text.append(f"  {names} = call @step(%x) : ({t(1024)}) -> ({rtypes})"
+                    if len(outs) > 1 else
+                    f"  %r0 = call @step(%x) : ({t(1024)}) -> ({rtypes})")
+        for i, (_, s) in enumerate(outs):
+            text.append(f"  %u{i} = tensor.cast %r{i} : {t(s)} to tensor<*xf32>")
+            text.append(f"  call @printMemrefF32(%u{i}) : (tensor<*xf32>) -> ()")
+        text.append("  return")
+        text.append("}")
+        return "\n".join(text) + "\n"
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def report_peak(path):
+    r = run([LMS_OPT, path, f"--lms-report-memory=format=json alignment={ALIGN}",
+             "-o", "/dev/null"])
+    if r.returncode:
+        return None
+    return {f["name"]: f for f in json.loads(r.stdout)["functions"]}
+
+
+def execute(path, work, tag, capacity=None):
+    ll = os.path.join(work, f"{tag}.ll.mlir")
+    r = run([LMS_OPT, path, "--lms-host-pipeline", "-o", ll])
+    if r.returncode:
+        return None, "lowering failed: " + r.stderr.strip()[-300:]
+    stats = os.path.join(work, f"{tag}.stats.json")
+    env = dict(os.environ, LMS_RUNTIME="emulated", LMS_RUNTIME_STATS=stats,
+               LMS_COPY_DELAY_US="0")
+    if capacity:
+        env["LMS_DEVICE_BYTES"] = str(capacity)
+    r = run([f"{LLVM}/bin/mlir-runner", ll, "-e", "main",
+             "-entry-point-result=void", f"-shared-libs={SHARED_LIBS}"],
+            env=env, timeout=300)
+    if r.returncode:
+        return None, "run failed: " + r.stderr.strip()[-300:]
+    out = "\n".join(l for l in r.stdout.splitlines() if "base@" not in l)
+    return (out, json.load(open(stats))), None
+
+
+def check(index, seed):
+    rng = random.Random(seed * 100003 + index)
+    program = Program(rng).build(rng.randint(6, 28))
+    method = rng.choice(["insert-swaps", "rematerialize", "plan"])
+    result = {"index": index, "method": method}
+    with tempfile.TemporaryDirectory() as work:
+        src = os.path.join(work, "p.mlir")
+        open(src, "w").write(program)
+        before = report_peak(src)
+        if before is None:
+            return dict(result, violation="the input does not analyse")
+        peak = before["step"]["peak_bytes"]
+        floor = before["step"]["min_feasible_bytes"]
+        budget = rng.randint(min(floor, peak), peak)
+        result.update(peak=peak, budget=budget)
+        out = os.path.join(work, "planned.mlir")
+        r = run([LMS_OPT, src, f"--lms-{method}=budget={budget} "
+                 f"alignment={ALIGN}", "-o", out])
+        if r.returncode:
+            clean = r.returncode == 1 and "error:" in r.stderr and \
+                "Stack dump" not in r.stderr
+            return dict(result, outcome="clean error" if clean else None,
+                        violation=None if clean else
+                        "crash or unclear failure: " + r.stderr[-300:])
+        after = report_peak(out)
+        if after is None:
+            return dict(result, violation="the output does not analyse")
+        stripped = run([LMS_OPT, out, "--lms-strip"]).stdout
+        original = run([LMS_OPT, src]).stdout
+        if stripped != original:
+            return dict(result, violation="strip does not give back the input")
+        base, err = execute(src, work, "orig")
+        if err:
+            return dict(result, violation="original: " + err)
+        planned, err = execute(out, work, "planned", capacity=budget
+                               if budget >= after["main"]["peak_bytes"]
+                               else None)
+        if err:
+            return dict(result, violation="planned: " + err)
+        measured = planned[1]["peak_device_bytes"]
+        analysed = after["main"]["peak_bytes"]
+        step_peak = after["step"]["peak_bytes"]
+        problems = []
+        if planned[0] != base[0]:
+            problems.append("different outputs")
+        if measured != analysed:
+            problems.append(f"measured {measured} != analysed {analysed}")
+        if step_peak > budget:
+            problems.append(f"analysed peak of @step {step_peak} > budget "
+                            f"{budget}")
+        if planned[1]["leaked_bytes"]:
+            problems.append("leaks")
+        rewritten = "lms." in open(out).read()
+        return dict(result, outcome="rewritten" if rewritten else "fits",
+                    measured=measured, analysed=analysed,
+                    violation="; ".join(problems) or None)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--programs", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    start = time.time()
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+        results = list(pool.map(lambda i: check(i, a.seed),
+                                range(a.programs)))
+    seconds = time.time() - start
+    counts = {}
+    for r in results:
+        key = (r["method"], r.get("outcome") or "violation")
+        counts[key] = counts.get(key, 0) + 1
+    violations = [r for r in results if r.get("violation")]
+    print(f"| method | rewritten and run | fit without change | clean error | "
+          f"violations |")
+    print("|---|---|---|---|---|")
+    for method in ["insert-swaps", "rematerialize", "plan"]:
+        print(f"| {method} | {counts.get((method, 'rewritten'), 0)} | "
+              f"{counts.get((method, 'fits'), 0)} | "
+              f"{counts.get((method, 'clean error'), 0)} | "
+              f"{sum(1 for r in violations if r['method'] == method)} |")
+    print(f"\n{a.programs} programs (seed {a.seed}) in {seconds:.0f} s: "
+          f"{len(violations)} violations")
+    for r in violations[:10]:
+        print(f"  program {r['index']} ({r['method']}): {r['violation']}")
+    if a.json:
+        json.dump({"programs": a.programs, "seed": a.seed,
+                   "seconds": seconds, "results": results},
+                  open(a.json, "w"), indent=1)
+    sys.exit(1 if violations else 0)
+
+
+if __name__ == "__main__":
+    main()
