@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LMS/Transforms/Rematerialize.h"
+#include "LMS/Transforms/SwapRewrite.h"
 #include "LMS/Analysis/CostModel.h"
 #include "LMS/Analysis/DeviceModel.h"
 #include "LMS/Analysis/Options.h"
@@ -154,6 +155,7 @@ void mlir::lms::rewriteWithRecomputes(const FunctionGraph &fg,
                                       const ::lms::Plan &plan,
                                       RecomputeStats *stats) {
   Block &block = *fg.getBlock();
+  DenseMap<Operation *, int64_t> positions = originalPositions(block);
   size_t numGroups = rg.members.size();
   std::vector<uint8_t> done(numGroups, 0);
   std::vector<OpIndex> pending;
@@ -287,8 +289,12 @@ void mlir::lms::rewriteWithRecomputes(const FunctionGraph &fg,
          llvm::zip(externals.getArrayRef(), body.getArguments()))
       mapping.map(external, argument);
     OpBuilder inner = OpBuilder::atBlockEnd(&body);
-    for (Operation *member : ops)
-      inner.clone(*member, mapping);
+    for (Operation *member : ops) {
+      // Which op it copies, for --lms-strip (there may be equal ones).
+      Operation *clone = inner.clone(*member, mapping);
+      clone->setAttr(kRederivedAttr,
+                     inner.getI64IntegerAttr(positions.lookup_or(member, -1)));
+    }
     SmallVector<Value> results;
     for (Value v : yielded)
       results.push_back(mapping.lookup(v));

@@ -164,7 +164,7 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
   SmallVector<RecomputeOp> fetches;
   root->walk([&](RecomputeOp recompute) {
     Block &body = recompute.getBody().front();
-    if (recompute.getInputs().empty() &&
+    if (!body.without_terminator().empty() &&
         llvm::all_of(body.without_terminator(),
                      [](Operation &op) { return op.hasAttr(kRederivedAttr); }))
       fetches.push_back(recompute);
@@ -191,10 +191,17 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
           it->second.push_back(&op);
     return it->second;
   };
+  // Equal operands; values defined in regions (block arguments, payload
+  // results) correspond as the comparison walks them.
   auto equivalent = [](Operation *a, Operation *b) {
+    DenseMap<Value, Value> mapped;
     return OperationEquivalence::isEquivalentTo(
-        a, b, [](Value l, Value r) { return success(l == r); },
-        [](Value, Value) {}, OperationEquivalence::IgnoreLocations);
+        a, b,
+        [&](Value l, Value r) {
+          return success(l == r || mapped.lookup(l) == r);
+        },
+        [&](Value l, Value r) { mapped.insert({l, r}); },
+        OperationEquivalence::IgnoreLocations);
   };
   for (Operation *op : rederived) {
     auto position = op->getAttrOfType<IntegerAttr>(kRederivedAttr);

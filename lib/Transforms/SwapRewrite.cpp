@@ -16,6 +16,15 @@ using ::lms::OpIndex;
 using ::lms::SwapDecision;
 using ::lms::TensorIndex;
 
+DenseMap<Operation *, int64_t> mlir::lms::originalPositions(Block &block) {
+  DenseMap<Operation *, int64_t> positions;
+  for (Operation &op : block)
+    if (op.getName().getDialectNamespace() != "lms" &&
+        !op.hasAttr(kRederivedAttr))
+      positions.try_emplace(&op, positions.size());
+  return positions;
+}
+
 void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
                                  const SwapCandidates &candidates,
                                  const ::lms::SwapPlan &plan) {
@@ -57,9 +66,7 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
 
   // Where each op of the block stands before the rewrite: what re-derived
   // ops record (the position --lms-strip merges them back at).
-  DenseMap<Operation *, int64_t> blockPosition;
-  for (Operation &op : block)
-    blockPosition.try_emplace(&op, blockPosition.size());
+  DenseMap<Operation *, int64_t> blockPosition = originalPositions(block);
 
   // The value each decision offloads, through earlier replacements.
   DenseMap<Value, Value> current;

@@ -23,11 +23,12 @@
 // CHECK:         linalg.exp
 // CHECK:         %[[C:.*]] = linalg.reduce
 // COM: The chain that produced %a (tensor.empty, linalg.fill) is one unit:
-// COM: both are cloned; the scalar it reads is passed in.
+// COM: both are cloned, each marked with the position of the op it copies
+// COM: (for --lms-strip); the scalar it reads is passed in.
 // CHECK:         %[[A1:.*]] = lms.recompute(%[[CST]]) : (f32) -> tensor<1024xf32> {
 // CHECK-NEXT:    ^bb0(%[[IN:.*]]: f32):
-// CHECK-NEXT:      %[[E:.*]] = tensor.empty() : tensor<1024xf32>
-// CHECK-NEXT:      %[[F:.*]] = linalg.fill ins(%[[IN]] : f32) outs(%[[E]] : tensor<1024xf32>)
+// CHECK-NEXT:      %[[E:.*]] = tensor.empty() {lms.rederived = 2 : i64} : tensor<1024xf32>
+// CHECK-NEXT:      %[[F:.*]] = linalg.fill {lms.rederived = 3 : i64} ins(%[[IN]] : f32) outs(%[[E]] : tensor<1024xf32>)
 // CHECK-NEXT:      lms.yield %[[F]] : tensor<1024xf32>
 // CHECK-NEXT:    }
 // CHECK:         linalg.add ins(%[[C]], %[[A1]] :
@@ -58,11 +59,12 @@ func.func @fill_once(%x: tensor<4x1024xf32>) -> tensor<1024xf32> {
 // CHECK:         linalg.reduce
 // CHECK:         %[[R1:.*]] = lms.recompute(%{{.*}}) : (f32) -> tensor<1024xf32> {
 // CHECK:           linalg.fill
-// CHECK:         }
+// CHECK-NEXT:      lms.yield
+// CHECK-NEXT:    }
 // CHECK-NEXT:    %[[R2:.*]] = lms.recompute(%[[R1]]) : (tensor<1024xf32>) -> tensor<1024xf32> {
 // CHECK-NEXT:    ^bb0(%[[IN:.*]]: tensor<1024xf32>):
-// CHECK-NEXT:      %[[E:.*]] = tensor.empty() : tensor<1024xf32>
-// CHECK-NEXT:      %[[X:.*]] = linalg.exp ins(%[[IN]] : tensor<1024xf32>) outs(%[[E]] : tensor<1024xf32>)
+// CHECK-NEXT:      %[[E:.*]] = tensor.empty() {lms.rederived = {{[0-9]+}} : i64} : tensor<1024xf32>
+// CHECK-NEXT:      %[[X:.*]] = linalg.exp {lms.rederived = {{[0-9]+}} : i64} ins(%[[IN]] : tensor<1024xf32>) outs(%[[E]] : tensor<1024xf32>)
 // CHECK-NEXT:      lms.yield %[[X]]
 // CHECK:         linalg.add ins(%{{.*}}, %[[R2]] :
 func.func @chained(%x: tensor<4x1024xf32>) -> tensor<1024xf32> {
