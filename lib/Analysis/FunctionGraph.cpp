@@ -12,9 +12,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -711,6 +713,11 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
       }
       // Constants are read-only: bufferization copies them before a write.
       bool hostData = isHostConstant(&op);
+      // An unused constant or empty tensor allocates nothing: bufferization
+      // drops it (a constant is uploaded at its first use, and has none).
+      if (result.use_empty() &&
+          (hostData || isa<tensor::EmptyOp, bufferization::AllocTensorOp>(op)))
+        bytes = 0;
       outputs.push_back(newBuffer(result, bytes, space, index, !hostData));
       // It can be dropped and read again only when reading it has no
       // effect to order against (a constant, not a mutable global that a
