@@ -584,10 +584,16 @@ GraphBuilder::summarizeCallee(FunctionOpInterface callee,
     if (g.tensor(t).producer == kEntry &&
         g.tensor(t).space == MemorySpace::Device && counted.insert(t).second)
       boundary += g.tensor(t).bytes;
+  // What it returns: its operands, and the copies it returns instead of a
+  // buffer returned twice or a borrowed argument.
   if (g.numOps() > 0)
-    for (TensorIndex t : g.op(g.numOps() - 1).inputs)
-      if (g.tensor(t).space == MemorySpace::Device && counted.insert(t).second)
-        boundary += g.tensor(t).bytes;
+    for (auto side :
+         {llvm::ArrayRef<TensorIndex>(g.op(g.numOps() - 1).inputs),
+          llvm::ArrayRef<TensorIndex>(g.op(g.numOps() - 1).outputs)})
+      for (TensorIndex t : side)
+        if (g.tensor(t).space == MemorySpace::Device &&
+            counted.insert(t).second)
+          boundary += g.tensor(t).bytes;
   summary.peakBytes =
       static_cast<int64_t>(peak) - static_cast<int64_t>(boundary);
   for (const ::lms::Op &op : g.getOps()) {
@@ -852,6 +858,30 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
       transient = summary->peakBytes;
       cost.flops += summary->cost.flops;
       cost.bytes += summary->cost.bytes;
+    }
+
+    // A function returns each result as a buffer its caller owns: a buffer
+    // returned a second time (a value and a view of it) or an argument it
+    // borrows is returned as a copy (--lms-deallocate makes it), which
+    // exists from the return on.
+    if (!regionMode && op.hasTrait<OpTrait::ReturnLike>()) {
+      llvm::SmallDenseSet<TensorIndex> returned;
+      for (Value operand : op.getOperands()) {
+        std::optional<TensorIndex> t = fg.lookupBuffer(operand);
+        if (!t || graph.tensor(*t).space != MemorySpace::Device)
+          continue;
+        bool borrowed = graph.tensor(*t).producer == kEntry &&
+                        graph.tensor(*t).liveOut &&
+                        !options.keepArgumentsResident;
+        if (returned.insert(*t).second && !borrowed)
+          continue;
+        TensorIndex copy =
+            graph.addTensor("", graph.tensor(*t).bytes, MemorySpace::Device);
+        fg.tensorValues.push_back(operand);
+        bufferLastUse.push_back(index);
+        writable.push_back(true);
+        outputs.push_back(copy);
+      }
     }
 
     OpIndex added = graph.addOp(op.getName().getStringRef().str(), inputs,

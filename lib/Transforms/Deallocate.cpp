@@ -56,7 +56,50 @@ struct LMSDeallocatePass
     }
   }
 
+  /// Each result a function returns becomes a buffer its caller owns and
+  /// frees: a buffer returned twice (a value and a view of it) or an
+  /// argument the function borrows is returned as a copy, so that no buffer
+  /// is freed twice.
+  LogicalResult separateReturnedBuffers(FunctionOpInterface func) {
+    FailureOr<FunctionGraph> graph = FunctionGraph::build(func);
+    if (failed(graph))
+      return failure();
+    Block &body = *graph->getBlock();
+    Operation *terminator = body.empty() ? nullptr : &body.back();
+    if (!terminator || !terminator->hasTrait<OpTrait::ReturnLike>())
+      return success();
+    const ::lms::Graph &g = graph->getGraph();
+    llvm::SmallDenseSet<TensorIndex> returned;
+    for (OpOperand &operand : terminator->getOpOperands()) {
+      auto type = dyn_cast<MemRefType>(operand.get().getType());
+      std::optional<TensorIndex> t = graph->lookupBuffer(operand.get());
+      if (!type || !t)
+        continue;
+      bool borrowed =
+          g.tensor(*t).producer == ::lms::kEntry && g.tensor(*t).liveOut;
+      if (returned.insert(*t).second && !borrowed)
+        continue;
+      OpBuilder builder(terminator);
+      Location loc = terminator->getLoc();
+      SmallVector<Value> dynamicSizes;
+      for (int64_t dim = 0; dim < type.getRank(); ++dim)
+        if (type.isDynamicDim(dim))
+          dynamicSizes.push_back(
+              memref::DimOp::create(builder, loc, operand.get(), dim));
+      auto copyType = MemRefType::get(type.getShape(), type.getElementType());
+      Value copy =
+          memref::AllocOp::create(builder, loc, copyType, dynamicSizes);
+      memref::CopyOp::create(builder, loc, operand.get(), copy);
+      if (copyType != type)
+        copy = memref::CastOp::create(builder, loc, type, copy);
+      operand.set(copy);
+    }
+    return success();
+  }
+
   LogicalResult deallocateFunction(FunctionOpInterface func) {
+    if (failed(separateReturnedBuffers(func)))
+      return failure();
     FailureOr<FunctionGraph> graph = FunctionGraph::build(func);
     if (failed(graph))
       return failure();

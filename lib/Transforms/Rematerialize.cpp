@@ -8,7 +8,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "LMS/Transforms/Rematerialize.h"
-#include "LMS/Transforms/SwapRewrite.h"
 #include "LMS/Analysis/CostModel.h"
 #include "LMS/Analysis/DeviceModel.h"
 #include "LMS/Analysis/Options.h"
@@ -20,6 +19,7 @@
 #include "LMS/Transforms/GlobalOptions.h"
 #include "LMS/Transforms/Passes.h"
 #include "LMS/Transforms/PlanningSupport.h"
+#include "LMS/Transforms/SwapRewrite.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -200,7 +200,9 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
         [&](Value l, Value r) {
           return success(l == r || mapped.lookup(l) == r);
         },
-        [&](Value l, Value r) { mapped.insert({l, r}); },
+        [&](Value l, Value r) {
+          mapped.insert({l, r});
+        },
         OperationEquivalence::IgnoreLocations);
   };
   for (Operation *op : rederived) {

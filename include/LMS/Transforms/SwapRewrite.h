@@ -15,6 +15,11 @@ namespace lms {
 /// rewrite) of the view it copies; --lms-strip merges them back into it.
 constexpr llvm::StringLiteral kRederivedAttr = "lms.rederived";
 
+/// The positions that `kRederivedAttr` records: each op of `block` that LMS
+/// did not insert (not of the lms dialect, not itself re-derived), numbered
+/// in order. --lms-strip numbers the ops the same way.
+DenseMap<Operation *, int64_t> originalPositions(Block &block);
+
 /// Inserts the swap ops of `plan` (made on `graph`, whose gaps `candidates`
 /// allowed) into the function `graph` was built from, in the order
 /// `::lms::applySwapPlan` gives them, and makes the uses after each gap read
