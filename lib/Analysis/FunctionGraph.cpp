@@ -85,6 +85,14 @@ static bool isBufferType(Type type) {
   return isa<TensorType, BaseMemRefType, HostType>(type);
 }
 
+/// Whether `use` is the destination of a linalg op whose payload does not
+/// read it (the op overwrites it).
+static bool isUnreadDestination(OpOperand &use) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner());
+  return linalgOp && linalgOp.isDpsInit(&use) &&
+         !linalgOp.payloadUsesValueFromOperand(&use);
+}
+
 /// Whether `value` is a view of a buffer (made by a view-like op), not the
 /// whole buffer (an allocation, or a result written in place into one).
 static bool isViewValue(Value value) {
@@ -141,9 +149,13 @@ scheduleOrder(Block &block, SmallPtrSetImpl<Operation *> &deferred,
   for (Operation &op : block) {
     if (!isHostConstant(&op) && !isa<memref::GetGlobalOp>(op))
       continue;
+    // The first use that reads it (an op that overwrites a constant it is
+    // given as destination gets a new buffer and never reads it).
     Operation *first = nullptr;
-    for (Operation *user : op.getUsers()) {
-      Operation *top = block.findAncestorOpInBlock(*user);
+    for (OpOperand &use : op.getUses()) {
+      if (isHostConstant(&op) && isUnreadDestination(use))
+        continue;
+      Operation *top = block.findAncestorOpInBlock(*use.getOwner());
       if (top && (!first || top->isBeforeInBlock(first)))
         first = top;
     }
@@ -624,9 +636,15 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
   for (Operation *opPtr : order) {
     Operation &op = *opPtr;
     SmallVector<Value, 4> &opUses = uses.emplace_back();
-    for (Value operand : op.getOperands())
-      if (isBufferType(operand.getType()))
-        opUses.push_back(operand);
+    for (OpOperand &operand : op.getOpOperands()) {
+      if (!isBufferType(operand.get().getType()))
+        continue;
+      // A constant given as a destination the op overwrites is not read.
+      Operation *def = operand.get().getDefiningOp();
+      if (def && isHostConstant(def) && isUnreadDestination(operand))
+        continue;
+      opUses.push_back(operand.get());
+    }
     // Linalg payloads capture tensors too (a gather reads a table with
     // tensor.extract): they are uses of the op like its operands.
     if (op.getNumRegions() > 0)
@@ -723,6 +741,11 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
       // drops it (a constant is uploaded at its first use, and has none).
       if (result.use_empty() &&
           (hostData || isa<tensor::EmptyOp, bufferization::AllocTensorOp>(op)))
+        bytes = 0;
+      // Nor does a constant whose value nobody reads (the destination of
+      // ops that overwrite it): bufferization never uploads it.
+      if (hostData && !result.use_empty() &&
+          llvm::all_of(result.getUses(), isUnreadDestination))
         bytes = 0;
       outputs.push_back(newBuffer(result, bytes, space, index, !hostData));
       // It can be dropped and read again only when reading it has no

@@ -12,6 +12,7 @@
 #include "LMS/Transforms/Strip.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -381,6 +382,15 @@ LogicalResult mlir::lms::materializeBufferizationCopies(ModuleOp module) {
       auto loop = dyn_cast<LoopLikeOpInterface>(op);
       bool init = (dps && dps.isDpsInit(&operand)) ||
                   (loop && llvm::is_contained(loop.getInitsMutable(), operand));
+      // A constant given as a destination the op overwrites without
+      // reading: bufferization allocates without copying (a constant is
+      // never written in place, so the decision cannot change), and a copy
+      // here would read it.
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      Operation *def = operand.get().getDefiningOp();
+      if (init && linalgOp && def && isHostConstant(def) &&
+          !linalgOp.payloadUsesValueFromOperand(&operand))
+        continue;
       if (init) {
         builder.setInsertionPoint(op);
         operand.set(copyOf(operand.get(), op->getLoc()));

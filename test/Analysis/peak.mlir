@@ -245,3 +245,21 @@ func.func @unknown(%a: tensor<16xf32>) -> tensor<8xf32> {
   %r:2 = "mhlo.thing"(%a) : (tensor<16xf32>) -> (tensor<16xf32>, tensor<8xf32>)
   return %r#1 : tensor<8xf32>
 }
+
+// -----
+
+// COM: Regression (property program 50, seed 11): a constant given only as
+// COM: the destination of ops that overwrite it is never read, so
+// COM: bufferization never uploads it (each op gets a new buffer): it takes
+// COM: no device memory and is not an input of the ops.
+// CHECK-LABEL: // liveness of @unread_constant_destination
+// CHECK-NEXT: op 0 arith.constant: live-in: {%arg0} live-out: {%arg0} dying: {%cst}
+// CHECK-NEXT: op 1 linalg.exp: live-in: {%arg0} live-out: {%0} dying: {%arg0}
+// CHECK-NEXT: op 2 linalg.negf: live-in: {%0} live-out: {%0, %1} dying: {}
+// CHECK: // memory of @unread_constant_destination: peak 128 bytes at op 1 linalg.exp, host peak 0 bytes
+func.func @unread_constant_destination(%a: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %c = arith.constant dense<2.0> : tensor<16xf32>
+  %x = linalg.exp ins(%a : tensor<16xf32>) outs(%c : tensor<16xf32>) -> tensor<16xf32>
+  %y = linalg.negf ins(%x : tensor<16xf32>) outs(%c : tensor<16xf32>) -> tensor<16xf32>
+  return %x, %y : tensor<16xf32>, tensor<16xf32>
+}
