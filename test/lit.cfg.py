@@ -18,6 +18,7 @@ config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py",
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%lms_src_root", config.lms_src_root))
 config.substitutions.append(("%lms_lib_dir", config.lms_lib_dir))
+config.substitutions.append(("%lms_tools_dir", config.lms_tools_dir))
 config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 
 llvm_config.use_default_substitutions()
@@ -63,6 +64,16 @@ if os.path.exists(config.lms_runtime):
             config.available_features.add("cuda-device")
     except OSError as error:
         lit_config.warning("cannot load %s: %s" % (config.lms_runtime, error))
+
+# Under scripts/sanitize.sh: programs that are not instrumented load the
+# instrumented runtime, so the sanitizer runtime is preloaded into every test
+# command, and its options travel with it.
+preload = os.environ.get("LMS_SANITIZER_PRELOAD")
+if preload:
+    config.environment["LD_PRELOAD"] = preload
+    for name in ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"):
+        if name in os.environ:
+            config.environment[name] = os.environ[name]
 
 # The emulated device is the default for execution tests; tests that need a
 # GPU set LMS_RUNTIME=cuda themselves.

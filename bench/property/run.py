@@ -32,7 +32,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 LMS_OPT = os.environ.get("LMS_OPT", os.path.join(ROOT, "build", "bin",
                                                  "lms-opt"))
 LLVM = "/usr/lib/llvm-22"
-RUNTIME = os.path.join(ROOT, "build", "lib", "liblms_runtime.so")
+RUNTIME = os.environ.get("LMS_RUNTIME_LIB", os.path.join(ROOT, "build", "lib",
+                                                         "liblms_runtime.so"))
 SHARED_LIBS = ",".join([RUNTIME, f"{LLVM}/lib/libmlir_runner_utils.so",
                         f"{LLVM}/lib/libmlir_c_runner_utils.so"])
 SIZES = [64, 256, 1024]

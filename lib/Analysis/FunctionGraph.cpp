@@ -85,6 +85,12 @@ static bool isBufferType(Type type) {
   return isa<TensorType, BaseMemRefType, HostType>(type);
 }
 
+/// The largest buffer the analysis sizes: 1 PiB, beyond any device, and
+/// small enough that sums of many such sizes do not overflow 64 bits.
+static constexpr uint64_t kMaxBufferBytes = uint64_t(1) << 50;
+/// What staticBytes gives a type larger than kMaxBufferBytes.
+static constexpr uint64_t kTooLarge = ~uint64_t(0);
+
 /// Whether `use` is the destination of a linalg op whose payload does not
 /// read it (the op overwrites it).
 static bool isUnreadDestination(OpOperand &use) {
@@ -420,8 +426,16 @@ std::optional<uint64_t> GraphBuilder::staticBytes(Type type) {
     if (isa<IntegerType, FloatType, IndexType, ComplexType, VectorType>(
             element) ||
         isa<DataLayoutTypeInterface>(element)) {
-      uint64_t elementBytes = layout.getTypeSize(element).getFixedValue();
-      bytes = static_cast<uint64_t>(shaped.getNumElements()) * elementBytes;
+      // Checked: a size past kMaxBufferBytes (or one whose product
+      // overflows) is kTooLarge, an error where a buffer needs it.
+      uint64_t total = layout.getTypeSize(element).getFixedValue();
+      for (int64_t dim : shaped.getShape())
+        if (__builtin_mul_overflow(total, static_cast<uint64_t>(dim), &total) ||
+            total > kMaxBufferBytes) {
+          total = kTooLarge;
+          break;
+        }
+      bytes = total;
     }
   }
   typeBytes[type] = bytes;
@@ -430,8 +444,16 @@ std::optional<uint64_t> GraphBuilder::staticBytes(Type type) {
 
 FailureOr<uint64_t> GraphBuilder::allocationBytes(Value value,
                                                   FunctionGraph &fg) {
-  if (std::optional<uint64_t> bytes = staticBytes(value.getType()))
+  if (std::optional<uint64_t> bytes = staticBytes(value.getType())) {
+    if (*bytes == kTooLarge) {
+      emitError(value.getLoc())
+          << "cannot size " << fg.getValueName(value) << " of type "
+          << value.getType() << ": it takes more than " << kMaxBufferBytes
+          << " bytes (1 PiB), beyond any device";
+      return failure();
+    }
     return align(*bytes);
+  }
   // A user-given bound: on the defining op, or in the function's arg_attrs.
   Attribute bound;
   StringRef name = LMSDialect::getMaxBytesAttrName();
@@ -453,6 +475,13 @@ FailureOr<uint64_t> GraphBuilder::allocationBytes(Value value,
       emitError(value.getLoc())
           << "'" << name << "' of " << fg.getValueName(value)
           << " must not be negative";
+      return failure();
+    }
+    if (integer.getValue().getActiveBits() > 64 ||
+        integer.getValue().getZExtValue() > kMaxBufferBytes) {
+      emitError(value.getLoc())
+          << "'" << name << "' of " << fg.getValueName(value)
+          << " must be at most " << kMaxBufferBytes << " bytes (1 PiB)";
       return failure();
     }
     return align(integer.getValue().getZExtValue());
@@ -705,7 +734,7 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
 
   auto bytesOfValue = [&](Value v) -> uint64_t {
     if (std::optional<uint64_t> bytes = staticBytes(v.getType()))
-      return *bytes;
+      return std::min(*bytes, kMaxBufferBytes);
     auto it = fg.bufferOf.find(v);
     return it == fg.bufferOf.end() ? 0 : graph.tensor(it->second).bytes;
   };

@@ -129,3 +129,31 @@ func.func @borrowed(%a: tensor<4xf32> {lms.borrowed = 1 : i64}) {
 func.func @typo(%a: tensor<4xf32>) attributes {lms.bugdet = "1GiB"} {
   return
 }
+
+// -----
+
+// COM: Sizes are checked arithmetic (regressions: the size wrapped to a
+// COM: small number or 0, and planning "succeeded" or failed with an
+// COM: internal error).
+// expected-error@+1 {{cannot size %arg0 of type 'tensor<4611686018427387904x4xf32>': it takes more than 1125899906842624 bytes (1 PiB), beyond any device}}
+func.func @wrapping_size(%a: tensor<4611686018427387904x4xf32>) {
+  return
+}
+
+// -----
+
+func.func @huge_size() {
+  // expected-error@+1 {{cannot size %0 of type 'tensor<9223372036854775807xf32>': it takes more than 1125899906842624 bytes (1 PiB), beyond any device}}
+  %e = tensor.empty() : tensor<9223372036854775807xf32>
+  "test.use"(%e) : (tensor<9223372036854775807xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @huge_bound(%n: index) {
+  // expected-error@+1 {{'lms.max_bytes' of %0 must be at most 1125899906842624 bytes (1 PiB)}}
+  %e = tensor.empty(%n) {lms.max_bytes = 4611686018427387904 : i64} : tensor<?xf32>
+  "test.use"(%e) : (tensor<?xf32>) -> ()
+  return
+}
