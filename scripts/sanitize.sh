@@ -14,7 +14,8 @@ jobs=${LMS_JOBS:-2}
 if [ ! -f "$build/build.ninja" ]; then
   # -O1 keeps the tests fast; vptr is off because LLVM and LMS build without
   # RTTI; UB stops the program (no recovery) so that lit sees a failure.
-  flags="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined"
+  # NDEBUG as in the Debian LLVM build (its headers differ without it).
+  flags="-O1 -g -DNDEBUG -fno-omit-frame-pointer -fsanitize=address,undefined"
   flags+=" -fno-sanitize=vptr -fno-sanitize-recover=all"
   cmake -S "$root" -B "$build" -G Ninja \
     -DCMAKE_BUILD_TYPE=Release \
