@@ -31,7 +31,9 @@ ninja -C "$build" -j "$jobs" lms-test-depends
 # Uninstrumented programs (mlir-runner, python for the runtime probe) load the
 # instrumented runtime library: the ASan runtime must be loaded first.
 asan=$(c++ -print-file-name=libasan.so)
-export LMS_SANITIZER_PRELOAD="$asan"
+# libstdc++ too: python loads C++ libraries (torch) late, and ASan must see
+# __cxa_throw when it starts.
+export LMS_SANITIZER_PRELOAD="$asan $(c++ -print-file-name=libstdc++.so.6)"
 # LeakSanitizer is off: the uninstrumented hosts (python, mlir-runner) and
 # LLVM's tools leave memory to the OS at exit by design. Device and staging
 # leaks are checked by the runtime itself (check_stats.py --no-leaks).
