@@ -186,8 +186,7 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
     auto [it, inserted] = originalsOf.try_emplace(block);
     if (inserted)
       for (Operation &op : *block)
-        if (op.getName().getDialectNamespace() != "lms" &&
-            !op.hasAttr(kRederivedAttr))
+        if (!isInsertedByLMS(op))
           it->second.push_back(&op);
     return it->second;
   };
@@ -206,10 +205,11 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
         OperationEquivalence::IgnoreLocations);
   };
   for (Operation *op : rederived) {
+    // (The originals are numbered before this op loses its mark.)
+    SmallVector<Operation *> &list = originals(op->getBlock());
     auto position = op->getAttrOfType<IntegerAttr>(kRederivedAttr);
     op->removeAttr(kRederivedAttr);
     Operation *target = nullptr;
-    SmallVector<Operation *> &list = originals(op->getBlock());
     if (position && position.getInt() >= 0 &&
         position.getInt() < static_cast<int64_t>(list.size()) &&
         equivalent(op, list[position.getInt()]))

@@ -4,6 +4,7 @@
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 
 #include "LMS/Analysis/CostModel.h"
+#include "LMS/Transforms/Strip.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -16,11 +17,15 @@ using ::lms::OpIndex;
 using ::lms::SwapDecision;
 using ::lms::TensorIndex;
 
+bool mlir::lms::isInsertedByLMS(Operation &op) {
+  return op.getName().getDialectNamespace() == "lms" ||
+         op.hasAttr(kRederivedAttr) || op.hasAttr(kMaterializedCopyAttr);
+}
+
 DenseMap<Operation *, int64_t> mlir::lms::originalPositions(Block &block) {
   DenseMap<Operation *, int64_t> positions;
   for (Operation &op : block)
-    if (op.getName().getDialectNamespace() != "lms" &&
-        !op.hasAttr(kRederivedAttr))
+    if (!isInsertedByLMS(op))
       positions.try_emplace(&op, positions.size());
   return positions;
 }

@@ -15,9 +15,14 @@ namespace lms {
 /// rewrite) of the view it copies; --lms-strip merges them back into it.
 constexpr llvm::StringLiteral kRederivedAttr = "lms.rederived";
 
+/// Whether LMS inserted `op`: of the lms dialect, re-derived, or a
+/// materialized bufferization copy (`lms.copy`; planning may add more of
+/// them after positions were recorded).
+bool isInsertedByLMS(Operation &op);
+
 /// The positions that `kRederivedAttr` records: each op of `block` that LMS
-/// did not insert (not of the lms dialect, not itself re-derived), numbered
-/// in order. --lms-strip numbers the ops the same way.
+/// did not insert, numbered in order. --lms-strip numbers the ops the same
+/// way.
 DenseMap<Operation *, int64_t> originalPositions(Block &block);
 
 /// Inserts the swap ops of `plan` (made on `graph`, whose gaps `candidates`
