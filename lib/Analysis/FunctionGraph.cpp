@@ -125,6 +125,23 @@ static bool isBorrowedArgument(BlockArgument arg, ArrayRef<bool> borrowed) {
          func.getArgAttr(arg.getArgNumber(), kBorrowedArgAttr);
 }
 
+/// Whether `op` fetches a constant again: an lms.recompute without operands
+/// whose body is a host constant and views of it. Lowered, it is an upload
+/// of the constant, which the lowering makes right before its first use.
+static bool isConstantFetch(Operation *op) {
+  auto recompute = dyn_cast<RecomputeOp>(op);
+  if (!recompute || recompute->getNumOperands() != 0)
+    return false;
+  bool constant = false;
+  for (Operation &inner : recompute.getBody().front().without_terminator()) {
+    if (isHostConstant(&inner))
+      constant = true;
+    else if (!isViewLikeOp(&inner))
+      return false;
+  }
+  return constant;
+}
+
 /// The ops of `block` in the order the analyses schedule them: block order,
 /// except that each host constant (a constant tensor or a global load; on
 /// buffers, `memref.get_global`) is moved right before its first user, the
@@ -153,7 +170,8 @@ scheduleOrder(Block &block, SmallPtrSetImpl<Operation *> &deferred,
     return order;
   }
   for (Operation &op : block) {
-    if (!isHostConstant(&op) && !isa<memref::GetGlobalOp>(op))
+    if (!isHostConstant(&op) && !isa<memref::GetGlobalOp>(op) &&
+        !isConstantFetch(&op))
       continue;
     // The first use that reads it (an op that overwrites a constant it is
     // given as destination gets a new buffer and never reads it).

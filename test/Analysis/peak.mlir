@@ -263,3 +263,28 @@ func.func @unread_constant_destination(%a: tensor<16xf32>) -> (tensor<16xf32>, t
   %y = linalg.negf ins(%x : tensor<16xf32>) outs(%c : tensor<16xf32>) -> tensor<16xf32>
   return %x, %y : tensor<16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// COM: Regression (property program 478, seed 11): a constant fetched again
+// COM: (an lms.recompute of a constant, which the swap planner may place
+// COM: early) is lowered to an upload right before its first use, so the
+// COM: analysis schedules it there too; counted at its place in the IR, the
+// COM: analysis was one buffer above the measured peak.
+// CHECK-LABEL: // liveness of @fetch_before_first_use
+// CHECK-NEXT: op 0 tensor.empty:
+// CHECK-NEXT: op 1 linalg.exp:
+// CHECK-NEXT: op 2 tensor.empty:
+// CHECK-NEXT: op 3 lms.recompute:
+// CHECK-NEXT: op 4 linalg.add:
+func.func @fetch_before_first_use(%a: tensor<16xf32>) -> tensor<16xf32> {
+  %f = lms.recompute () : () -> tensor<16xf32> {
+    %c = arith.constant {lms.rederived = 0 : i64} dense<1.0> : tensor<16xf32>
+    lms.yield %c : tensor<16xf32>
+  }
+  %e = tensor.empty() : tensor<16xf32>
+  %x = linalg.exp ins(%a : tensor<16xf32>) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+  %e2 = tensor.empty() : tensor<16xf32>
+  %y = linalg.add ins(%x, %f : tensor<16xf32>, tensor<16xf32>) outs(%e2 : tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
