@@ -94,6 +94,18 @@ def corpus():
     return inputs
 
 
+def replace_one(rng, line, pattern, replacement):
+    """`line` with one random match of `pattern` replaced: by `replacement`
+    if it is a string, else by a random one of its entries."""
+    matches = list(re.finditer(pattern, line))
+    if not matches:
+        return line
+    m = rng.choice(matches)
+    if not isinstance(replacement, str):
+        replacement = rng.choice(replacement)
+    return line[:m.start()] + replacement + line[m.end():]
+
+
 def mutate(rng, text):
     # Half the mutants change every use of one dimension size at once (the
     # IR stays well typed, so the passes see it, at boundary sizes).
@@ -118,22 +130,13 @@ def mutate(rng, text):
             j = rng.randrange(len(lines))
             lines[i], lines[j] = lines[j], lines[i]
         elif kind == 3:
-            numbers = list(re.finditer(r"(?<![%#\w])-?\d+(\.\d+)?", lines[i]))
-            if numbers:
-                m = rng.choice(numbers)
-                lines[i] = (lines[i][:m.start()] + rng.choice(BOUNDARY) +
-                            lines[i][m.end():])
+            lines[i] = replace_one(rng, lines[i],
+                                   r"(?<![%#\w])-?\d+(\.\d+)?", BOUNDARY)
         elif kind == 4:
-            dims = list(re.finditer(r"(?<=[<x])\d+(?=x)", lines[i]))
-            if dims:
-                m = rng.choice(dims)
-                lines[i] = lines[i][:m.start()] + "?" + lines[i][m.end():]
+            lines[i] = replace_one(rng, lines[i], r"(?<=[<x])\d+(?=x)", "?")
         elif kind == 5:
-            types = list(re.finditer(r"\b(i\d+|f\d+|index)\b", lines[i]))
-            if types:
-                m = rng.choice(types)
-                lines[i] = (lines[i][:m.start()] + rng.choice(TYPES) +
-                            lines[i][m.end():])
+            lines[i] = replace_one(rng, lines[i], r"\b(i\d+|f\d+|index)\b",
+                                   TYPES)
         elif kind == 6:
             m = re.search(r"(\w+\.\w+)(?=[ (])", lines[i])
             if m:
