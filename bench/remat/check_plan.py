@@ -10,6 +10,10 @@ output; `swap_out v` keeps v resident during the step, releases it after;
 `swap_in v` allocates it during the step. Every node computed at least once.
 Prints peak and compute cost; exits 1 on any violation or a mismatch with the
 plan's own peak_bytes/compute_cost.
+
+A plan placed in an arena (lms-plan --arena) has "arena_bytes" and an
+"offset" on each step that allocates: the allocation must lie inside the
+arena and overlap no resident node's bytes (also the inputs of the step).
 """
 import json
 import sys
@@ -30,6 +34,22 @@ def main():
     for u, v in graph["edges"]:
         preds[v].add(u)
     resident, host, computed = set(), set(), set()
+    arena = plan.get("arena_bytes")
+    where = {}  # resident node -> offset in the arena
+
+    def place(i, v, step):
+        if arena is None:
+            return
+        if "offset" not in step:
+            fail(i, f"{v} is allocated without an offset")
+        lo, hi = step["offset"], step["offset"] + mem[v]
+        if lo < 0 or hi > arena:
+            fail(i, f"{v} at [{lo}, {hi}) is outside the arena of {arena}")
+        for u, o in where.items():
+            if mem[u] and mem[v] and lo < o + mem[u] and o < hi:
+                fail(i, f"{v} at [{lo}, {hi}) overlaps {u} at "
+                        f"[{o}, {o + mem[u]})")
+        where[v] = lo
     used = peak = 0
     total = 0.0
 
@@ -38,7 +58,7 @@ def main():
         sys.exit(1)
 
     for i, step in enumerate(plan["schedule"]):
-        (kind, v), = step.items()
+        (kind, v), = [(k, x) for k, x in step.items() if k != "offset"]
         if v not in mem:
             fail(i, f"unknown node {v}")
         if kind == "compute":
@@ -48,6 +68,7 @@ def main():
             during = used if v in resident else used + mem[v]
             peak = max(peak, during)
             if v not in resident:
+                place(i, v, step)
                 resident.add(v)
                 used += mem[v]
             computed.add(v)
@@ -56,17 +77,20 @@ def main():
             if v not in resident:
                 fail(i, f"free {v}, not resident")
             resident.remove(v)
+            where.pop(v, None)
             used -= mem[v]
         elif kind == "swap_out":
             if v not in resident:
                 fail(i, f"swap_out {v}, not resident")
             peak = max(peak, used)
             resident.remove(v)
+            where.pop(v, None)
             used -= mem[v]
             host.add(v)
         elif kind == "swap_in":
             if v not in host or v in resident:
                 fail(i, f"swap_in {v} without a host copy or already resident")
+            place(i, v, step)
             resident.add(v)
             used += mem[v]
             peak = max(peak, used)
@@ -86,8 +110,14 @@ def main():
     if budget is not None and peak > budget:
         print(f"invalid: peak {peak} over the budget {budget}")
         sys.exit(1)
+    if arena is not None and budget is not None and arena > budget:
+        print(f"invalid: arena {arena} over the budget {budget}")
+        sys.exit(1)
     tdi = total / sum(cost.values()) - 1 if sum(cost.values()) else 0.0
-    print(f"valid: peak {peak} compute_cost {total:g} TDI {100 * tdi:.3f}%")
+    line = f"valid: peak {peak} compute_cost {total:g} TDI {100 * tdi:.3f}%"
+    if arena is not None:
+        line += f" arena {arena}"
+    print(line)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 //===- GraphFile.cpp - Graph and plan files (JSON) ------------------------===//
 
 #include "LMS/Graph/GraphFile.h"
+#include "LMS/Graph/Placement.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -161,15 +162,29 @@ double lms::planComputeCost(const Graph &graph, const Plan &plan) {
 }
 
 std::string lms::writePlanFile(const GraphFile &file, const Plan &plan,
-                               uint64_t peakBytes, double computeCost) {
+                               uint64_t peakBytes, double computeCost,
+                               const Placement *placement) {
+  // Where each allocating step puts its tensor: (step, tensor) -> offset.
+  std::map<std::pair<uint32_t, TensorIndex>, uint64_t> offsets;
+  if (placement)
+    for (auto [i, life] : llvm::enumerate(placement->buffers))
+      if (life.tensor >= 0)
+        offsets[{life.begin, life.tensor}] = placement->offsets[i];
+  auto withOffset = [&](llvm::json::Object object, size_t s, TensorIndex t) {
+    auto it = offsets.find({static_cast<uint32_t>(s), t});
+    if (it != offsets.end())
+      object["offset"] = it->second;
+    return object;
+  };
   // A SwapOut is written where its tensor is released.
   std::vector<uint8_t> swappedOut(file.graph.numTensors(), 0);
   llvm::json::Array schedule;
-  for (const Step &step : plan) {
+  for (auto [s, step] : llvm::enumerate(plan)) {
     int64_t id = file.ids[step.index];
     switch (step.kind) {
     case Step::Compute:
-      schedule.push_back(llvm::json::Object{{"compute", id}});
+      schedule.push_back(withOffset(llvm::json::Object{{"compute", id}}, s,
+                                    file.graph.op(step.index).outputs[0]));
       break;
     case Step::SwapOut:
       swappedOut[step.index] = 1;
@@ -183,7 +198,8 @@ std::string lms::writePlanFile(const GraphFile &file, const Plan &plan,
       }
       break;
     case Step::SwapIn:
-      schedule.push_back(llvm::json::Object{{"swap_in", id}});
+      schedule.push_back(
+          withOffset(llvm::json::Object{{"swap_in", id}}, s, step.index));
       break;
     case Step::FreeHost:
       break;
@@ -191,11 +207,12 @@ std::string lms::writePlanFile(const GraphFile &file, const Plan &plan,
   }
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
-                                   {"schedule", std::move(schedule)},
-                                   {"peak_bytes", peakBytes},
-                                   {"compute_cost", computeCost}}))
-     << "\n";
+  llvm::json::Object root{{"schedule", std::move(schedule)},
+                          {"peak_bytes", peakBytes},
+                          {"compute_cost", computeCost}};
+  if (placement)
+    root["arena_bytes"] = placement->arenaBytes;
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
   return text;
 }
 
@@ -214,11 +231,17 @@ llvm::Expected<Plan> lms::parsePlanFile(const GraphFile &file,
     index[file.ids[i]] = static_cast<int32_t>(i);
   Plan plan;
   for (const llvm::json::Value &value : *schedule) {
+    // One key names the step; an "offset" (where --arena placed what the
+    // step allocates) may come with it.
     const llvm::json::Object *step = value.getAsObject();
-    if (!step || step->size() != 1)
-      return error("a schedule step is an object with one key");
-    llvm::StringRef kind = step->begin()->first;
-    std::optional<int64_t> id = step->begin()->second.getAsInteger();
+    size_t keys = step ? step->size() - (step->get("offset") ? 1 : 0) : 0;
+    if (!step || keys != 1)
+      return error("a schedule step is an object with one key (and an "
+                   "optional \"offset\")");
+    auto entry = llvm::find_if(
+        *step, [](const auto &kv) { return kv.first != "offset"; });
+    llvm::StringRef kind = entry->first;
+    std::optional<int64_t> id = entry->second.getAsInteger();
     if (!id || !index.count(*id))
       return error(llvm::formatv("step '{0}' names an unknown node", kind));
     int32_t i = index[*id];

@@ -5,6 +5,10 @@
 //   lms-plan --graph G.json --check plan.json [--budget B]
 //   lms-plan --graph G.json --mlir [--out G.mlir]
 //
+// With --arena, every device allocation of the plan is also placed at an
+// offset in one arena (Placement.h) and the budget bounds the arena: when
+// the placement does not fit, the planner is asked again for less.
+//
 // Methods: checkpoint-all, chen-sqrt, chen-greedy, heuristic, exact; without
 // --method, exact for graphs of up to 120 nodes (when built with a MILP
 // solver), else heuristic. Percentages are of the peak of the reference
@@ -21,6 +25,7 @@
 
 #include "LMS/Graph/GraphFile.h"
 #include "LMS/Graph/Memory.h"
+#include "LMS/Graph/Placement.h"
 #include "LMS/Graph/Remat.h"
 #include "LMS/Graph/Units.h"
 
@@ -70,6 +75,25 @@ static llvm::cl::opt<bool> emitMLIR("mlir",
 static llvm::cl::opt<uint64_t> seed("seed", llvm::cl::desc("Random seed"),
                                     llvm::cl::init(1));
 static llvm::cl::opt<bool> quiet("quiet", llvm::cl::desc("No progress lines"));
+static llvm::cl::opt<bool>
+    arena("arena", llvm::cl::desc("Place every allocation in one arena and "
+                                  "make the budget bound the arena"));
+static llvm::cl::opt<uint64_t>
+    alignment("alignment",
+              llvm::cl::desc("Alignment of arena offsets and sizes (--arena)"),
+              llvm::cl::init(1));
+
+/// The arena line: "arena: <bytes> bytes, live peak <bytes>, ratio <r>, ...".
+static void printArena(const Placement &placement, unsigned rounds,
+                       double seconds) {
+  llvm::outs() << llvm::formatv(
+      "arena: {0} bytes, live peak {1} bytes, ratio {2:F4}, "
+      "fragmentation {3:P2}, order {4}, {5} placements, {6} plan(s), "
+      "{7:F2} s\n",
+      placement.arenaBytes, placement.livePeakBytes, placement.ratio(),
+      placement.fragmentation(), placement.strategy,
+      placement.placementsTried, rounds, seconds);
+}
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "lms-plan: error: " << message << "\n";
@@ -160,6 +184,27 @@ int main(int argc, char **argv) {
         return fail(llvm::formatv("invalid plan: node {0} is never computed",
                                   file->ids[i]));
     double cost = planComputeCost(g, *plan);
+    if (arena) {
+      auto start = std::chrono::steady_clock::now();
+      PlacementOptions placementOptions;
+      placementOptions.alignment = alignment;
+      llvm::Expected<Placement> placement =
+          placePlan(g, *plan, placementOptions);
+      if (!placement)
+        return fail(llvm::toString(placement.takeError()));
+      if (llvm::Error err = verifyPlacement(placement->buffers, *placement,
+                                            alignment))
+        return fail("internal error: invalid placement: " +
+                    llvm::toString(std::move(err)));
+      printArena(*placement, 1,
+                 std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - start)
+                     .count());
+      if (budget && placement->arenaBytes > *budget)
+        return fail(llvm::formatv("the plan's arena is {0} bytes, over the "
+                                  "budget of {1}",
+                                  placement->arenaBytes, *budget));
+    }
     llvm::outs() << llvm::formatv(
         "valid: peak {0} bytes, compute cost {1}, TDI {2:P2}\n",
         profile->peakBytes, cost, cost / file->totalCost - 1);
@@ -211,25 +256,59 @@ int main(int argc, char **argv) {
                               *budget, lower,
                               static_cast<double>(lower) / referencePeak,
                               referencePeak));
-  llvm::Expected<RematResult> result = [&]() -> llvm::Expected<RematResult> {
+  auto planAt = [&](uint64_t target) -> llvm::Expected<RematResult> {
     if (chosen == "checkpoint-all")
-      return planCheckpointAll(g, *budget, options);
+      return planCheckpointAll(g, target, options);
     if (chosen == "chen-sqrt")
-      return planChenSqrt(g, *budget, options);
+      return planChenSqrt(g, target, options);
     if (chosen == "chen-greedy")
-      return planChenGreedy(g, *budget, options);
+      return planChenGreedy(g, target, options);
     if (chosen == "heuristic")
-      return planRematHeuristic(g, *budget, options);
+      return planRematHeuristic(g, target, options);
     if (chosen == "dtr")
-      return planRematDTR(g, *budget, options);
+      return planRematDTR(g, target, options);
     if (chosen == "exact")
-      return planRematExact(g, *budget, options);
+      return planRematExact(g, target, options);
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "unknown method '" + chosen + "'");
+  };
+  std::optional<ArenaFit> fit;
+  llvm::Expected<RematResult> result = [&]() -> llvm::Expected<RematResult> {
+    if (!arena)
+      return planAt(*budget);
+    // Each target's result, to return the one whose plan fit.
+    std::vector<std::pair<uint64_t, RematResult>> results;
+    PlacementOptions placementOptions;
+    placementOptions.alignment = alignment;
+    llvm::Expected<ArenaFit> fitted = fitArena(
+        g, *budget,
+        [&](uint64_t target) -> llvm::Expected<Plan> {
+          llvm::Expected<RematResult> r = planAt(target);
+          if (!r)
+            return r.takeError();
+          results.push_back({target, *r});
+          return r->plan;
+        },
+        placementOptions);
+    if (!fitted)
+      return fitted.takeError();
+    fit = std::move(*fitted);
+    for (auto &[target, r] : results)
+      if (target == fit->plannedBudget)
+        return std::move(r);
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: lost the fitted plan");
   }();
   double seconds = elapsed();
   if (!result)
     return fail(chosen + ": " + llvm::toString(result.takeError()));
+  if (fit) {
+    if (llvm::Error err =
+            verifyPlacement(fit->placement.buffers, fit->placement, alignment))
+      return fail("internal error: invalid placement: " +
+                  llvm::toString(std::move(err)));
+    printArena(fit->placement, fit->rounds, seconds);
+  }
   std::string status = result->optimal ? "optimal" : "";
   if (!result->optimal && result->lowerBound && result->computeCost > 0)
     status = llvm::formatv("gap {0:P2}",
@@ -248,6 +327,7 @@ int main(int argc, char **argv) {
       status.empty() ? "" : ", " + status);
   if (!outPath.empty())
     return writeOutput(writePlanFile(*file, result->plan, result->peakBytes,
-                                     result->computeCost));
+                                     result->computeCost,
+                                     fit ? &fit->placement : nullptr));
   return 0;
 }

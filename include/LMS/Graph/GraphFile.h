@@ -34,6 +34,8 @@
 
 namespace lms {
 
+struct Placement;
+
 /// A graph read from a file, with the original node ids.
 struct GraphFile {
   std::string name;
@@ -56,9 +58,12 @@ double planComputeCost(const Graph &graph, const Plan &plan);
 
 /// A plan as a plan file (node ids from `file`); a SwapOut followed later by
 /// the Free that releases the tensor is written as one `swap_out` at the
-/// release (the file's swap-out releases at once).
+/// release (the file's swap-out releases at once). With a placement of the
+/// plan, each step that allocates carries its "offset" and the file its
+/// "arena_bytes".
 std::string writePlanFile(const GraphFile &file, const Plan &plan,
-                          uint64_t peakBytes, double computeCost);
+                          uint64_t peakBytes, double computeCost,
+                          const Placement *placement = nullptr);
 
 /// Parses a plan file against `file` (ids to indices); a `swap_out` becomes
 /// SwapOut + Free.

@@ -1,0 +1,131 @@
+//===- Placement.h - Buffers at offsets in one arena ------------*- C++ -*-===//
+//
+// A plan bounds the sum of live device bytes; a real allocator also needs a
+// contiguous block for every buffer. Placement assigns each allocation of a
+// plan (each time a tensor becomes resident: computed, recomputed or swapped
+// in, and the transient bytes of an op) an offset in one arena so that
+// allocations alive at the same time never overlap. The arena is then what
+// the device must hold; the live-bytes peak is its lower bound.
+//
+// The placer is greedy best-fit in several orders (decreasing size, as XLA's
+// heap simulator and TFLite's arena planner do; decreasing size x lifetime;
+// schedule order), then a bounded improvement search that moves the
+// allocations that set the arena's top earlier in the order. Work is bounded
+// by counts, never by time, so the result is the same on any machine.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMS_GRAPH_PLACEMENT_H
+#define LMS_GRAPH_PLACEMENT_H
+
+#include "LMS/Graph/Memory.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lms {
+
+/// One allocation of device memory during a plan, alive while plan steps
+/// [begin, end) run (end is the number of steps for one never freed).
+struct BufferLife {
+  /// The tensor allocated, or -1 for the transient bytes of op `op`.
+  TensorIndex tensor = -1;
+  /// The op that allocates it (computes or recomputes it, or whose transient
+  /// it is); -1 for a swap-in or a tensor resident on entry.
+  OpIndex op = -1;
+  uint64_t bytes = 0;
+  uint32_t begin = 0;
+  uint32_t end = 0;
+};
+
+/// The device allocations of a valid plan, in the order the plan makes them.
+/// A tensor resident on entry is alive from step 0; one never freed until
+/// the end. Negative transient bytes (a call that frees before its peak) are
+/// placed as none. Fails as evaluatePlan does on an invalid plan.
+llvm::Expected<std::vector<BufferLife>> bufferLives(const Graph &graph,
+                                                    const Plan &plan);
+
+struct PlacementOptions {
+  /// Every offset is a multiple of this, and every size is rounded up to it.
+  uint64_t alignment = 1;
+  /// Work limit of the improvement search, in thousands of buffers placed
+  /// again; 0 chooses one from the problem size.
+  unsigned iterations = 0;
+};
+
+struct Placement {
+  /// The offset of each buffer, in the order given.
+  std::vector<uint64_t> offsets;
+  /// The highest end offset: the arena the plan needs.
+  uint64_t arenaBytes = 0;
+  /// The most (aligned) bytes alive at one step: no placement is smaller.
+  uint64_t livePeakBytes = 0;
+  /// The order that gave the result ("size", "size-x-lifetime", "schedule",
+  /// or "search" when the improvement search found it).
+  std::string strategy;
+  /// Greedy placements run.
+  unsigned placementsTried = 0;
+  /// The buffers placed (filled by placePlan; placeBuffers leaves it empty).
+  std::vector<BufferLife> buffers;
+
+  /// The arena over the live peak (1 when nothing is wasted).
+  double ratio() const {
+    return livePeakBytes ? static_cast<double>(arenaBytes) / livePeakBytes
+                         : 1.0;
+  }
+  /// The share of the arena that is never used at the busiest step.
+  double fragmentation() const {
+    return arenaBytes ? 1.0 - static_cast<double>(livePeakBytes) / arenaBytes
+                      : 0.0;
+  }
+};
+
+/// The most aligned bytes alive at one step.
+uint64_t livePeakBytes(llvm::ArrayRef<BufferLife> buffers,
+                       uint64_t alignment = 1);
+
+/// Places `buffers` in one arena. Deterministic. Fails only when the sizes
+/// add up to more than 2^62 bytes.
+llvm::Expected<Placement> placeBuffers(llvm::ArrayRef<BufferLife> buffers,
+                       const PlacementOptions &options = {});
+
+/// Checks a placement independently: offsets aligned, no two buffers alive at
+/// the same step overlap, every buffer inside the arena. Names the first
+/// offending pair.
+llvm::Error verifyPlacement(llvm::ArrayRef<BufferLife> buffers,
+                            const Placement &placement, uint64_t alignment = 1);
+
+/// Places the allocations of `plan`.
+llvm::Expected<Placement> placePlan(const Graph &graph, const Plan &plan,
+                                    const PlacementOptions &options = {});
+
+/// A plan whose placement fits a budget.
+struct ArenaFit {
+  Plan plan;
+  Placement placement;
+  /// The live-bytes budget the last plan was made for (the budget itself
+  /// when the first plan fit).
+  uint64_t plannedBudget = 0;
+  /// Plans made.
+  unsigned rounds = 0;
+};
+
+/// Makes the budget bound the arena, not only the live bytes: plans with
+/// `planAt(target)` starting at target = `budget`, places the plan, and while
+/// the arena exceeds `budget` lowers the target by the excess and plans
+/// again (at most `maxRounds` plans). Fails with the smallest arena found
+/// when no plan fits, or with planAt's error when the target becomes
+/// infeasible for the planner.
+llvm::Expected<ArenaFit>
+fitArena(const Graph &graph, uint64_t budget,
+         llvm::function_ref<llvm::Expected<Plan>(uint64_t target)> planAt,
+         const PlacementOptions &options = {}, unsigned maxRounds = 8);
+
+} // namespace lms
+
+#endif // LMS_GRAPH_PLACEMENT_H

@@ -1,0 +1,658 @@
+//===- Placement.cpp - Buffers at offsets in one arena --------------------===//
+
+#include "LMS/Graph/Placement.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <optional>
+
+using namespace lms;
+
+static llvm::Error placementError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Expected<std::vector<BufferLife>> lms::bufferLives(const Graph &graph,
+                                                         const Plan &plan) {
+  // The evaluator is the one definition of a valid plan.
+  EvalOptions eval;
+  eval.recordSteps = false;
+  if (llvm::Expected<MemoryProfile> profile = evaluatePlan(graph, plan, eval);
+      !profile)
+    return profile.takeError();
+  if (plan.size() >= std::numeric_limits<uint32_t>::max())
+    return placementError("plan too long to place");
+
+  std::vector<BufferLife> lives;
+  // The open life of each resident device tensor.
+  std::vector<int64_t> open(graph.numTensors(), -1);
+  auto allocate = [&](TensorIndex t, OpIndex op, uint32_t step) {
+    open[t] = static_cast<int64_t>(lives.size());
+    lives.push_back({t, op, graph.tensor(t).bytes, step, step});
+  };
+  for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors()); ++t)
+    if (graph.tensor(t).producer == kEntry &&
+        graph.tensor(t).space == MemorySpace::Device)
+      allocate(t, -1, 0);
+
+  for (auto [index, step] : llvm::enumerate(plan)) {
+    uint32_t s = static_cast<uint32_t>(index);
+    switch (step.kind) {
+    case Step::Compute: {
+      const Op &op = graph.op(step.index);
+      for (TensorIndex t : op.outputs)
+        if (graph.tensor(t).space == MemorySpace::Device && open[t] < 0)
+          allocate(t, step.index, s);
+      if (op.transientBytes > 0)
+        lives.push_back({-1, step.index,
+                         static_cast<uint64_t>(op.transientBytes), s, s + 1});
+      break;
+    }
+    case Step::SwapIn:
+      allocate(step.index, -1, s);
+      break;
+    case Step::Free:
+      lives[open[step.index]].end = s;
+      open[step.index] = -1;
+      break;
+    case Step::SwapOut:
+    case Step::FreeHost:
+      break;
+    }
+  }
+  for (int64_t life : open)
+    if (life >= 0)
+      lives[life].end = static_cast<uint32_t>(plan.size());
+  return lives;
+}
+
+namespace {
+
+/// A buffer that takes space: nonzero bytes over a nonempty lifetime.
+bool occupies(const BufferLife &life) {
+  return life.bytes > 0 && life.begin < life.end;
+}
+
+/// The static overlap structure: a centered interval tree over all lifetimes,
+/// asked for the buffers whose lifetime intersects a given one. Every
+/// lifetime is known before placement starts, so the tree is built once and
+/// the placer filters what it has placed.
+class LifetimeTree {
+public:
+  explicit LifetimeTree(llvm::ArrayRef<BufferLife> lives) : lives(lives) {
+    std::vector<uint32_t> all;
+    for (auto [i, life] : llvm::enumerate(lives))
+      if (occupies(life))
+        all.push_back(static_cast<uint32_t>(i));
+    root = build(all);
+  }
+
+  /// Calls `visit(i)` for every buffer whose lifetime intersects [begin, end).
+  template <typename Visit>
+  void forEachOverlap(uint32_t begin, uint32_t end, Visit &&visit) const {
+    int32_t node = root;
+    // Iterative over a small explicit stack: the tree is balanced.
+    llvm::SmallVector<int32_t, 64> stack;
+    if (node >= 0)
+      stack.push_back(node);
+    while (!stack.empty()) {
+      const Node &n = nodes[stack.pop_back_val()];
+      if (begin <= n.center && n.center < end) {
+        for (uint32_t i : n.byBegin)
+          visit(i);
+      } else if (n.center < begin) {
+        // Intervals here contain center < begin; they reach begin when
+        // their end is past it. byEnd is in decreasing end order.
+        for (uint32_t i : n.byEnd) {
+          if (lives[i].end <= begin)
+            break;
+          visit(i);
+        }
+      } else {
+        for (uint32_t i : n.byBegin) {
+          if (lives[i].begin >= end)
+            break;
+          visit(i);
+        }
+      }
+      if (n.left >= 0 && begin < n.center)
+        stack.push_back(n.left);
+      if (n.right >= 0 && end > n.center + 1)
+        stack.push_back(n.right);
+    }
+  }
+
+private:
+  struct Node {
+    uint32_t center = 0;
+    /// Lifetimes containing `center` (begin <= center < end).
+    std::vector<uint32_t> byBegin, byEnd;
+    /// Lifetimes ending at or before center, and beginning after it.
+    int32_t left = -1, right = -1;
+  };
+
+  int32_t build(std::vector<uint32_t> &items) {
+    if (items.empty())
+      return -1;
+    // The median of the begin points splits the set.
+    std::vector<uint32_t> points;
+    points.reserve(items.size());
+    for (uint32_t i : items)
+      points.push_back(lives[i].begin);
+    auto middle = points.begin() + points.size() / 2;
+    std::nth_element(points.begin(), middle, points.end());
+    uint32_t center = *middle;
+    std::vector<uint32_t> left, right, here;
+    for (uint32_t i : items) {
+      if (lives[i].end <= center)
+        left.push_back(i);
+      else if (lives[i].begin > center)
+        right.push_back(i);
+      else
+        here.push_back(i);
+    }
+    items.clear();
+    items.shrink_to_fit();
+    int32_t index = static_cast<int32_t>(nodes.size());
+    nodes.emplace_back();
+    Node node;
+    node.center = center;
+    node.byBegin = here;
+    llvm::sort(node.byBegin, [&](uint32_t a, uint32_t b) {
+      return std::tie(lives[a].begin, a) < std::tie(lives[b].begin, b);
+    });
+    node.byEnd = std::move(here);
+    llvm::sort(node.byEnd, [&](uint32_t a, uint32_t b) {
+      return std::make_tuple(lives[b].end, a) <
+             std::make_tuple(lives[a].end, b);
+    });
+    node.left = build(left);
+    node.right = build(right);
+    nodes[index] = std::move(node);
+    return index;
+  }
+
+  llvm::ArrayRef<BufferLife> lives;
+  std::vector<Node> nodes;
+  int32_t root = -1;
+};
+
+/// Greedy best-fit placement in a given order.
+class GreedyPlacer {
+public:
+  GreedyPlacer(llvm::ArrayRef<BufferLife> lives, uint64_t alignment)
+      : lives(lives), tree(lives), alignment(alignment) {
+    sizes.reserve(lives.size());
+    for (const BufferLife &life : lives)
+      sizes.push_back(alignedSize(life.bytes));
+  }
+
+  uint64_t alignedSize(uint64_t bytes) const {
+    return alignment > 1 ? llvm::alignTo(bytes, alignment) : bytes;
+  }
+  uint64_t size(uint32_t i) const { return sizes[i]; }
+
+  /// Places every occupying buffer of `order` (others get offset 0) and
+  /// returns the arena size.
+  /// Places every occupying buffer of `order` (others get offset 0) and
+  /// returns the arena size. With firstFit, each takes the lowest gap that
+  /// holds it instead of the smallest.
+  uint64_t run(llvm::ArrayRef<uint32_t> order, std::vector<uint64_t> &offsets,
+               bool firstFit) {
+    offsets.assign(lives.size(), 0);
+    placed.assign(lives.size(), 0);
+    uint64_t arena = 0;
+    for (uint32_t i : order)
+      if (occupies(lives[i]))
+        arena = std::max(arena, placeOne(i, offsets, firstFit) + sizes[i]);
+    return arena;
+  }
+
+  /// Ruin and recreate: takes `ruined` out of a complete placement and
+  /// places them again in that order around the others. Returns the new
+  /// arena; the caller restores the offsets when it is worse.
+  void replace(llvm::ArrayRef<uint32_t> ruined, std::vector<uint64_t> &offsets,
+               bool firstFit) {
+    for (uint32_t i : ruined)
+      placed[i] = 0;
+    for (uint32_t i : ruined)
+      placeOne(i, offsets, firstFit);
+  }
+
+  void markAllPlaced() { placed.assign(lives.size(), 1); }
+
+  /// Calls visit(j) for each buffer alive at some step of [begin, end).
+  template <typename Visit>
+  void forEachOverlap(uint32_t begin, uint32_t end, Visit &&visit) const {
+    tree.forEachOverlap(begin, end, visit);
+  }
+
+private:
+  /// Places buffer i among the placed buffers it overlaps in time: the
+  /// smallest gap that holds it (or the lowest, with firstFit), else on top
+  /// of them all. Returns its offset.
+  uint64_t placeOne(uint32_t i, std::vector<uint64_t> &offsets,
+                    bool firstFit) {
+    const BufferLife &life = lives[i];
+    taken.clear();
+    tree.forEachOverlap(life.begin, life.end, [&](uint32_t j) {
+      if (placed[j])
+        taken.push_back({offsets[j], offsets[j] + sizes[j]});
+    });
+    llvm::sort(taken);
+    uint64_t need = sizes[i];
+    uint64_t cursor = 0;
+    uint64_t bestOffset = 0, bestGap = std::numeric_limits<uint64_t>::max();
+    bool found = false;
+    for (auto [begin, end] : taken) {
+      if (begin > cursor) {
+        uint64_t gap = begin - cursor;
+        if (gap >= need && gap < bestGap && !(firstFit && found)) {
+          bestGap = gap;
+          bestOffset = cursor;
+          found = true;
+        }
+      }
+      cursor = std::max(cursor, end);
+    }
+    uint64_t offset = found ? bestOffset : cursor;
+    offsets[i] = offset;
+    placed[i] = 1;
+    return offset;
+  }
+
+  std::vector<std::pair<uint64_t, uint64_t>> taken;
+
+private:
+  llvm::ArrayRef<BufferLife> lives;
+  LifetimeTree tree;
+  uint64_t alignment;
+  std::vector<uint64_t> sizes;
+  std::vector<uint8_t> placed;
+};
+
+/// A small deterministic generator (the same numbers on every platform,
+/// unlike the standard distributions).
+class SplitMix {
+public:
+  explicit SplitMix(uint64_t seed) : state(seed) {}
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  uint64_t below(uint64_t bound) { return bound ? next() % bound : 0; }
+
+private:
+  uint64_t state;
+};
+
+/// Aligned bytes alive at every step (steps up to the last end).
+std::vector<uint64_t> liveBytesPerStep(llvm::ArrayRef<BufferLife> buffers,
+                                       uint64_t alignment) {
+  uint32_t steps = 0;
+  for (const BufferLife &life : buffers)
+    if (occupies(life))
+      steps = std::max(steps, life.end);
+  std::vector<int64_t> delta(steps + 1, 0);
+  for (const BufferLife &life : buffers) {
+    if (!occupies(life))
+      continue;
+    int64_t bytes = static_cast<int64_t>(
+        alignment > 1 ? llvm::alignTo(life.bytes, alignment) : life.bytes);
+    delta[life.begin] += bytes;
+    delta[life.end] -= bytes;
+  }
+  std::vector<uint64_t> bytes(steps, 0);
+  int64_t live = 0;
+  for (uint32_t s = 0; s < steps; ++s) {
+    live += delta[s];
+    bytes[s] = static_cast<uint64_t>(live);
+  }
+  return bytes;
+}
+
+/// Range maximum with its first position, by a sparse table.
+class SparseMax {
+public:
+  explicit SparseMax(const std::vector<uint64_t> &values) {
+    size_t n = values.size();
+    table.emplace_back(n);
+    for (size_t i = 0; i < n; ++i)
+      table[0][i] = {values[i], static_cast<uint32_t>(i)};
+    for (size_t width = 1; 2 * width <= n; width *= 2) {
+      const auto &previous = table.back();
+      std::vector<std::pair<uint64_t, uint32_t>> level(n - 2 * width + 1);
+      for (size_t i = 0; i < level.size(); ++i)
+        level[i] = better(previous[i], previous[i + width]);
+      table.push_back(std::move(level));
+    }
+  }
+  /// The largest value over [begin, end) and its first position.
+  std::pair<uint64_t, uint32_t> query(uint32_t begin, uint32_t end) const {
+    unsigned k = llvm::Log2_32(end - begin);
+    return better(table[k][begin], table[k][end - (1u << k)]);
+  }
+
+private:
+  static std::pair<uint64_t, uint32_t>
+  better(std::pair<uint64_t, uint32_t> a, std::pair<uint64_t, uint32_t> b) {
+    return a.first > b.first || (a.first == b.first && a.second <= b.second)
+               ? a
+               : b;
+  }
+  std::vector<std::vector<std::pair<uint64_t, uint32_t>>> table;
+};
+
+} // namespace
+
+uint64_t lms::livePeakBytes(llvm::ArrayRef<BufferLife> buffers,
+                            uint64_t alignment) {
+  // +bytes at begin, -bytes at end; ends first at the same step.
+  std::vector<std::pair<uint32_t, int64_t>> events;
+  events.reserve(2 * buffers.size());
+  for (const BufferLife &life : buffers) {
+    if (!occupies(life))
+      continue;
+    int64_t bytes = static_cast<int64_t>(
+        alignment > 1 ? llvm::alignTo(life.bytes, alignment) : life.bytes);
+    events.push_back({life.begin, bytes});
+    events.push_back({life.end, -bytes});
+  }
+  llvm::sort(events);
+  int64_t live = 0, peak = 0;
+  for (auto [step, delta] : events) {
+    live += delta;
+    peak = std::max(peak, live);
+  }
+  return static_cast<uint64_t>(peak);
+}
+
+llvm::Expected<Placement>
+lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
+                  const PlacementOptions &options) {
+  uint64_t alignment = std::max<uint64_t>(1, options.alignment);
+  // Every offset and sum below is bounded by the total of all sizes.
+  uint64_t total = 0;
+  for (const BufferLife &life : buffers) {
+    uint64_t size;
+    if (!occupies(life))
+      continue;
+    if (__builtin_add_overflow(life.bytes, alignment - 1, &size) ||
+        __builtin_add_overflow(total, size, &total) ||
+        total > (uint64_t(1) << 62))
+      return placementError("cannot place buffers of more than 2^62 bytes "
+                            "in all");
+  }
+  Placement result;
+  result.livePeakBytes = livePeakBytes(buffers, alignment);
+  result.offsets.assign(buffers.size(), 0);
+  if (buffers.empty())
+    return result;
+
+  GreedyPlacer placer(buffers, alignment);
+  std::vector<uint32_t> base(buffers.size());
+  std::iota(base.begin(), base.end(), 0);
+  auto length = [&](uint32_t i) {
+    return static_cast<uint64_t>(buffers[i].end - buffers[i].begin);
+  };
+  // Decreasing size, longer lifetimes first among equals (XLA's and
+  // TFLite's order); decreasing area; schedule order (what an allocator
+  // that cannot see the future does, with best fit).
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> orders;
+  {
+    std::vector<uint32_t> order = base;
+    llvm::stable_sort(order, [&](uint32_t a, uint32_t b) {
+      return std::make_tuple(placer.size(b), length(b), a) <
+             std::make_tuple(placer.size(a), length(a), b);
+    });
+    orders.push_back({"size", std::move(order)});
+  }
+  {
+    std::vector<uint32_t> order = base;
+    // Saturating: sizes near 2^50 times long plans must not wrap.
+    auto area = [&](uint32_t i) {
+      uint64_t product;
+      return __builtin_mul_overflow(placer.size(i), length(i), &product)
+                 ? std::numeric_limits<uint64_t>::max()
+                 : product;
+    };
+    llvm::stable_sort(order, [&](uint32_t a, uint32_t b) {
+      return std::make_tuple(area(b), a) < std::make_tuple(area(a), b);
+    });
+    orders.push_back({"size-x-lifetime", std::move(order)});
+  }
+  orders.push_back({"schedule", base});
+  {
+    // Greedy by breadth (TFLite): the busiest steps first. Each buffer is
+    // keyed by the most bytes alive at a step of its lifetime; buffers that
+    // span the peak are placed first and sit side by side.
+    std::vector<uint64_t> stepBytes = liveBytesPerStep(buffers, alignment);
+    SparseMax busiest(stepBytes);
+    std::vector<std::pair<uint64_t, uint32_t>> key(buffers.size());
+    for (auto [i, life] : llvm::enumerate(buffers))
+      key[i] = occupies(life) ? busiest.query(life.begin, life.end)
+                              : std::make_pair<uint64_t, uint32_t>(0, 0);
+    std::vector<uint32_t> order = base;
+    llvm::stable_sort(order, [&](uint32_t a, uint32_t b) {
+      // More bytes at the busiest step first; the same step together;
+      // larger first there.
+      return std::make_tuple(key[b].first, key[a].second, placer.size(b),
+                             length(b), a) <
+             std::make_tuple(key[a].first, key[b].second, placer.size(a),
+                             length(a), b);
+    });
+    orders.push_back({"breadth", std::move(order)});
+  }
+
+  std::vector<uint64_t> offsets;
+  uint64_t best = std::numeric_limits<uint64_t>::max();
+  for (bool firstFit : {false, true}) {
+    for (auto &[name, order] : orders) {
+      if (best == result.livePeakBytes)
+        break;
+      uint64_t arena = placer.run(order, offsets, firstFit);
+      ++result.placementsTried;
+      if (arena < best) {
+        best = arena;
+        result.offsets = offsets;
+        result.strategy = name + (firstFit ? "/first-fit" : "/best-fit");
+      }
+    }
+  }
+
+  // Improvement by ruin and recreate: take out the buffers alive around a
+  // buffer that reaches the top, and place them again in another order
+  // around the rest. A result no higher is kept (moves along a plateau let
+  // the search leave it), so the arena never grows. The work limit counts
+  // rounds, not seconds.
+  // The work limit: buffers placed again, in all rounds together.
+  uint64_t work = options.iterations
+                      ? options.iterations * uint64_t(1000)
+                      : std::max<uint64_t>(500000, 10 * buffers.size());
+  std::vector<uint64_t> current = result.offsets;
+  // The placer's state is the best placement: every buffer placed.
+  placer.markAllPlaced();
+  SplitMix random(0x4c4d53);
+  std::vector<uint32_t> tops, ruined;
+  std::vector<uint64_t> saved;
+  uint32_t lastStep = 0;
+  for (const BufferLife &life : buffers)
+    lastStep = std::max(lastStep, life.end);
+  while (best > result.livePeakBytes) {
+    tops.clear();
+    for (auto [i, life] : llvm::enumerate(buffers))
+      if (occupies(life) && current[i] + placer.size(i) == best)
+        tops.push_back(static_cast<uint32_t>(i));
+    uint32_t top = tops[random.below(tops.size())];
+    // A window around the top buffer's lifetime, of random reach.
+    const BufferLife &life = buffers[top];
+    uint32_t reach = static_cast<uint32_t>(
+        random.below(std::max<uint32_t>(1, life.end - life.begin) * 2 + 2));
+    uint32_t begin = life.begin > reach ? life.begin - reach : 0;
+    uint32_t end = std::min(lastStep, life.end + reach);
+    ruined.clear();
+    placer.forEachOverlap(begin, end,
+                          [&](uint32_t j) { ruined.push_back(j); });
+    if (ruined.size() > work)
+      break;
+    work -= ruined.size();
+    // Decreasing size, with random swaps of neighbours; sometimes at random.
+    llvm::sort(ruined, [&](uint32_t a, uint32_t b) {
+      return std::make_tuple(placer.size(b), a) <
+             std::make_tuple(placer.size(a), b);
+    });
+    unsigned mode = static_cast<unsigned>(random.below(4));
+    if (mode == 3) {
+      for (size_t k = ruined.size(); k > 1; --k)
+        std::swap(ruined[k - 1], ruined[random.below(k)]);
+    } else {
+      for (size_t k = 1; k < ruined.size(); ++k)
+        if (random.below(4) == 0)
+          std::swap(ruined[k - 1], ruined[k]);
+    }
+    saved.clear();
+    for (uint32_t i : ruined)
+      saved.push_back(current[i]);
+    placer.replace(ruined, current, mode == 2);
+    uint64_t arena = 0;
+    for (auto [i, life] : llvm::enumerate(buffers))
+      if (occupies(life))
+        arena = std::max(arena, current[i] + placer.size(i));
+    ++result.placementsTried;
+    if (arena <= best) {
+      if (arena < best) {
+        result.strategy = "search";
+        best = arena;
+      }
+      continue;
+    }
+    for (auto [k, i] : llvm::enumerate(ruined))
+      current[i] = saved[k];
+  }
+  result.offsets = std::move(current);
+  result.arenaBytes = best;
+  return result;
+}
+
+llvm::Error lms::verifyPlacement(llvm::ArrayRef<BufferLife> buffers,
+                                 const Placement &placement,
+                                 uint64_t alignment) {
+  alignment = std::max<uint64_t>(1, alignment);
+  if (placement.offsets.size() != buffers.size())
+    return placementError(
+        llvm::formatv("{0} offsets for {1} buffers", placement.offsets.size(),
+                      buffers.size()));
+  auto describe = [&](size_t i) {
+    const BufferLife &life = buffers[i];
+    return llvm::formatv("buffer {0} ({1} {2}, {3} bytes at {4}, steps "
+                         "[{5}, {6}))",
+                         i, life.tensor >= 0 ? "tensor" : "transient of op",
+                         life.tensor >= 0 ? life.tensor : life.op, life.bytes,
+                         placement.offsets[i], life.begin, life.end)
+        .str();
+  };
+  // Sweep the steps with the live buffers ordered by offset; a new buffer
+  // overlaps something only if it overlaps a neighbour.
+  std::vector<std::pair<uint32_t, uint32_t>> events; // (step, 2i or 2i+1)
+  for (auto [i, life] : llvm::enumerate(buffers)) {
+    uint64_t size = alignment > 1 ? llvm::alignTo(life.bytes, alignment)
+                                  : life.bytes;
+    uint64_t end;
+    if (!occupies(life))
+      continue;
+    if (placement.offsets[i] % alignment)
+      return placementError(describe(i) + " is not aligned to " +
+                            llvm::Twine(alignment));
+    if (__builtin_add_overflow(placement.offsets[i], size, &end) ||
+        end > placement.arenaBytes)
+      return placementError(describe(i) + " ends past the arena of " +
+                            llvm::Twine(placement.arenaBytes) + " bytes");
+    events.push_back({life.begin, 2 * static_cast<uint32_t>(i) + 1});
+    events.push_back({life.end, 2 * static_cast<uint32_t>(i)});
+  }
+  // Ends (even) before begins (odd) at the same step.
+  llvm::sort(events, [](auto a, auto b) {
+    return std::make_tuple(a.first, a.second & 1, a.second) <
+           std::make_tuple(b.first, b.second & 1, b.second);
+  });
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> live; // (offset, i)->end
+  for (auto [step, code] : events) {
+    uint32_t i = code / 2;
+    uint64_t offset = placement.offsets[i];
+    if (!(code & 1)) {
+      live.erase({offset, i});
+      continue;
+    }
+    uint64_t end =
+        offset + (alignment > 1 ? llvm::alignTo(buffers[i].bytes, alignment)
+                                : buffers[i].bytes);
+    auto next = live.lower_bound({offset, 0});
+    if (next != live.end() && next->first.first < end)
+      return placementError(describe(i) + " overlaps " +
+                            describe(next->first.second));
+    if (next != live.begin()) {
+      auto previous = std::prev(next);
+      if (previous->second > offset)
+        return placementError(describe(i) + " overlaps " +
+                              describe(previous->first.second));
+    }
+    live.emplace(std::make_pair(offset, i), end);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<Placement> lms::placePlan(const Graph &graph, const Plan &plan,
+                                         const PlacementOptions &options) {
+  llvm::Expected<std::vector<BufferLife>> lives = bufferLives(graph, plan);
+  if (!lives)
+    return lives.takeError();
+  llvm::Expected<Placement> placement = placeBuffers(*lives, options);
+  if (placement)
+    placement->buffers = std::move(*lives);
+  return placement;
+}
+
+llvm::Expected<ArenaFit> lms::fitArena(
+    const Graph &graph, uint64_t budget,
+    llvm::function_ref<llvm::Expected<Plan>(uint64_t target)> planAt,
+    const PlacementOptions &options, unsigned maxRounds) {
+  uint64_t target = budget;
+  std::optional<ArenaFit> smallest;
+  for (unsigned round = 1; round <= std::max(1u, maxRounds); ++round) {
+    llvm::Expected<Plan> plan = planAt(target);
+    if (!plan) {
+      if (!smallest)
+        return plan.takeError();
+      // The planner cannot go lower: report what the rounds reached.
+      llvm::consumeError(plan.takeError());
+      break;
+    }
+    llvm::Expected<Placement> placement = placePlan(graph, *plan, options);
+    if (!placement)
+      return placement.takeError();
+    uint64_t arena = placement->arenaBytes;
+    if (!smallest || arena < smallest->placement.arenaBytes)
+      smallest = ArenaFit{std::move(*plan), std::move(*placement), target,
+                          round};
+    smallest->rounds = round;
+    if (arena <= budget)
+      return std::move(*smallest);
+    uint64_t excess = arena - budget;
+    if (excess >= target)
+      break;
+    target -= std::max<uint64_t>(excess, options.alignment);
+  }
+  return placementError(llvm::formatv(
+      "no plan's arena fits the budget of {0} bytes: the smallest arena "
+      "found is {1} bytes (live peak {2}, planned for {3} bytes)",
+      budget, smallest->placement.arenaBytes,
+      smallest->placement.livePeakBytes, smallest->plannedBudget));
+}
