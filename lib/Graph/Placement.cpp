@@ -11,6 +11,8 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
+#include <tuple>
 
 using namespace lms;
 
@@ -227,6 +229,9 @@ public:
 
   void markAllPlaced() { placed.assign(lives.size(), 1); }
 
+  /// Overlaps enumerated so far: the unit of the work limit.
+  uint64_t visits = 0;
+
   /// Calls visit(j) for each buffer alive at some step of [begin, end).
   template <typename Visit>
   void forEachOverlap(uint32_t begin, uint32_t end, Visit &&visit) const {
@@ -242,6 +247,7 @@ private:
     const BufferLife &life = lives[i];
     taken.clear();
     tree.forEachOverlap(life.begin, life.end, [&](uint32_t j) {
+      ++visits;
       if (placed[j])
         taken.push_back({offsets[j], offsets[j] + sizes[j]});
     });
@@ -351,6 +357,112 @@ private:
   std::vector<std::vector<std::pair<uint64_t, uint32_t>>> table;
 };
 
+/// What an allocator that cannot see the future does: in schedule order,
+/// frees first at each step, each new buffer in the smallest hole that holds
+/// it, else at the top of the used region. O(n log n); exact for buffers
+/// freed in the reverse order of their allocation.
+uint64_t allocateOnline(llvm::ArrayRef<BufferLife> lives, uint64_t alignment,
+                        std::vector<uint64_t> &offsets) {
+  offsets.assign(lives.size(), 0);
+  auto sizeOf = [&](uint32_t i) {
+    return alignment > 1 ? llvm::alignTo(lives[i].bytes, alignment)
+                         : lives[i].bytes;
+  };
+  // (step, 0 = free / 1 = allocate, index)
+  std::vector<std::tuple<uint32_t, int, uint32_t>> events;
+  for (auto [i, life] : llvm::enumerate(lives)) {
+    if (!occupies(life))
+      continue;
+    events.push_back({life.begin, 1, static_cast<uint32_t>(i)});
+    events.push_back({life.end, 0, static_cast<uint32_t>(i)});
+  }
+  llvm::sort(events);
+  std::map<uint64_t, uint64_t> holes;               // offset -> size
+  std::set<std::pair<uint64_t, uint64_t>> bySize;   // (size, offset)
+  uint64_t used = 0, arena = 0;
+  auto removeHole = [&](std::map<uint64_t, uint64_t>::iterator it) {
+    bySize.erase({it->second, it->first});
+    return holes.erase(it);
+  };
+  for (auto [step, allocate, i] : events) {
+    uint64_t size = sizeOf(i);
+    if (allocate) {
+      auto fit = bySize.lower_bound({size, 0});
+      if (fit != bySize.end()) {
+        auto [holeSize, holeOffset] = *fit;
+        removeHole(holes.find(holeOffset));
+        offsets[i] = holeOffset;
+        if (holeSize > size) {
+          holes[holeOffset + size] = holeSize - size;
+          bySize.insert({holeSize - size, holeOffset + size});
+        }
+      } else {
+        // A hole that ends at the top grows into it.
+        uint64_t offset = used;
+        if (!holes.empty()) {
+          auto last = std::prev(holes.end());
+          if (last->first + last->second == used) {
+            offset = last->first;
+            removeHole(last);
+          }
+        }
+        offsets[i] = offset;
+        used = offset + size;
+      }
+      arena = std::max(arena, offsets[i] + size);
+      continue;
+    }
+    // Free: merge with the neighbouring holes; a hole at the top lowers it.
+    uint64_t begin = offsets[i], end = offsets[i] + size;
+    auto next = holes.lower_bound(begin);
+    if (next != holes.end() && next->first == end) {
+      end += next->second;
+      next = removeHole(next);
+    }
+    if (next != holes.begin()) {
+      auto previous = std::prev(next);
+      if (previous->first + previous->second == begin) {
+        begin = previous->first;
+        removeHole(previous);
+      }
+    }
+    if (end == used) {
+      used = begin;
+    } else {
+      holes[begin] = end - begin;
+      bySize.insert({end - begin, begin});
+    }
+  }
+  return arena;
+}
+
+/// The number of (ordered) pairs of buffers alive at a common step, each
+/// buffer with itself included: what one offline placement enumerates.
+uint64_t overlapCount(llvm::ArrayRef<BufferLife> lives) {
+  std::vector<uint32_t> begins, ends;
+  for (const BufferLife &life : lives)
+    if (occupies(life)) {
+      begins.push_back(life.begin);
+      ends.push_back(life.end);
+    }
+  llvm::sort(begins);
+  llvm::sort(ends);
+  uint64_t count = 0;
+  for (const BufferLife &life : lives) {
+    if (!occupies(life))
+      continue;
+    // Buffers that begin before this one ends, less those that end before
+    // (or when) it begins.
+    uint64_t beganBefore =
+        std::lower_bound(begins.begin(), begins.end(), life.end) -
+        begins.begin();
+    uint64_t endedBefore =
+        std::upper_bound(ends.begin(), ends.end(), life.begin) - ends.begin();
+    count += beganBefore - endedBefore;
+  }
+  return count;
+}
+
 } // namespace
 
 uint64_t lms::livePeakBytes(llvm::ArrayRef<BufferLife> buffers,
@@ -396,6 +508,21 @@ lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
   result.offsets.assign(buffers.size(), 0);
   if (buffers.empty())
     return result;
+
+  // The online allocator first: cheap, and the answer when the offline
+  // orders would cost more than the work limit.
+  uint64_t work = (options.workLimit ? options.workLimit : 50) * 1000000ull;
+  std::vector<uint64_t> offsets;
+  uint64_t best = allocateOnline(buffers, alignment, offsets);
+  result.offsets = offsets;
+  result.strategy = "online";
+  result.placementsTried = 1;
+  // Every offline placement enumerates each overlapping pair twice.
+  uint64_t pairs = overlapCount(buffers);
+  if (best == result.livePeakBytes || pairs > work) {
+    result.arenaBytes = best;
+    return result;
+  }
 
   GreedyPlacer placer(buffers, alignment);
   std::vector<uint32_t> base(buffers.size());
@@ -452,11 +579,9 @@ lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
     orders.push_back({"breadth", std::move(order)});
   }
 
-  std::vector<uint64_t> offsets;
-  uint64_t best = std::numeric_limits<uint64_t>::max();
   for (bool firstFit : {false, true}) {
     for (auto &[name, order] : orders) {
-      if (best == result.livePeakBytes)
+      if (best == result.livePeakBytes || placer.visits + pairs > work)
         break;
       uint64_t arena = placer.run(order, offsets, firstFit);
       ++result.placementsTried;
@@ -472,11 +597,7 @@ lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
   // buffer that reaches the top, and place them again in another order
   // around the rest. A result no higher is kept (moves along a plateau let
   // the search leave it), so the arena never grows. The work limit counts
-  // rounds, not seconds.
-  // The work limit: buffers placed again, in all rounds together.
-  uint64_t work = options.iterations
-                      ? options.iterations * uint64_t(1000)
-                      : std::max<uint64_t>(500000, 10 * buffers.size());
+  // overlaps enumerated, not seconds.
   std::vector<uint64_t> current = result.offsets;
   // The placer's state is the best placement: every buffer placed.
   placer.markAllPlaced();
@@ -486,7 +607,7 @@ lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
   uint32_t lastStep = 0;
   for (const BufferLife &life : buffers)
     lastStep = std::max(lastStep, life.end);
-  while (best > result.livePeakBytes) {
+  while (best > result.livePeakBytes && placer.visits < work) {
     tops.clear();
     for (auto [i, life] : llvm::enumerate(buffers))
       if (occupies(life) && current[i] + placer.size(i) == best)
@@ -501,9 +622,11 @@ lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
     ruined.clear();
     placer.forEachOverlap(begin, end,
                           [&](uint32_t j) { ruined.push_back(j); });
-    if (ruined.size() > work)
+    // This round enumerates about |ruined| overlaps per ruined buffer at
+    // most; stop before the limit.
+    placer.visits += buffers.size() + ruined.size();
+    if (placer.visits + ruined.size() * ruined.size() > work)
       break;
-    work -= ruined.size();
     // Decreasing size, with random swaps of neighbours; sometimes at random.
     llvm::sort(ruined, [&](uint32_t a, uint32_t b) {
       return std::make_tuple(placer.size(b), a) <

@@ -215,7 +215,7 @@ TEST(PlacementTest, RandomInstancesAreValidAndDeterministic) {
     }
     PlacementOptions options;
     options.alignment = 8;
-    options.iterations = 20;
+    options.workLimit = 5;
     Placement p = mustPlace(lives, options);
     expectValid(lives, p, 8);
     EXPECT_GE(p.arenaBytes, p.livePeakBytes);

@@ -53,9 +53,10 @@ llvm::Expected<std::vector<BufferLife>> bufferLives(const Graph &graph,
 struct PlacementOptions {
   /// Every offset is a multiple of this, and every size is rounded up to it.
   uint64_t alignment = 1;
-  /// Work limit of the improvement search, in thousands of buffers placed
-  /// again; 0 chooses one from the problem size.
-  unsigned iterations = 0;
+  /// Work limit, in millions of overlapping pairs of buffers the placer
+  /// looks at (about 10-20 ns each); 0 means 50. Above it, the online
+  /// allocator's placement is the answer.
+  unsigned workLimit = 0;
 };
 
 struct Placement {
@@ -65,8 +66,9 @@ struct Placement {
   uint64_t arenaBytes = 0;
   /// The most (aligned) bytes alive at one step: no placement is smaller.
   uint64_t livePeakBytes = 0;
-  /// The order that gave the result ("size", "size-x-lifetime", "schedule",
-  /// or "search" when the improvement search found it).
+  /// What gave the result: "online", an offline order and fit ("size/
+  /// best-fit", "size-x-lifetime/...", "schedule/...", "breadth/..."), or
+  /// "search" when the improvement search found it.
   std::string strategy;
   /// Greedy placements run.
   unsigned placementsTried = 0;
