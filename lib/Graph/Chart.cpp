@@ -3,6 +3,7 @@
 #include "LMS/Graph/Chart.h"
 #include "LMS/Graph/Units.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -75,6 +76,16 @@ void renderOne(llvm::raw_ostream &os, const Chart &chart, int yOffset) {
       xMax = std::max(xMax, x + 1);
       yMaxBytes = std::max(yMaxBytes, y);
     }
+  for (const ChartRect &rect : chart.rects) {
+    if (first) {
+      xMin = rect.x0;
+      xMax = rect.x1;
+      first = false;
+    }
+    xMin = std::min(xMin, rect.x0);
+    xMax = std::max(xMax, rect.x1);
+    yMaxBytes = std::max(yMaxBytes, rect.y1);
+  }
   double yMax = std::max<double>(1, yMaxBytes) * 1.08;
   auto px = [&](double x) { return left + (x - xMin) / (xMax - xMin) * plotW; };
   auto py = [&](double y) { return yOffset + top + plotH - y / yMax * plotH; };
@@ -110,14 +121,28 @@ void renderOne(llvm::raw_ostream &os, const Chart &chart, int yOffset) {
                       static_cast<double>(yOffset + chart.height - 18),
                       escape(chart.xLabel));
   os << llvm::formatv("<text transform=\"translate(18,{0:F1}) rotate(-90)\" "
-                      "text-anchor=\"middle\" fill=\"#444\">live device "
-                      "bytes</text>\n",
-                      yOffset + top + plotH / 2);
+                      "text-anchor=\"middle\" fill=\"#444\">{1}</text>\n",
+                      yOffset + top + plotH / 2, escape(chart.yLabel));
   // Axes.
   os << llvm::formatv("<rect x=\"{0}\" y=\"{1}\" width=\"{2:F1}\" "
                       "height=\"{3:F1}\" fill=\"none\" stroke=\"#666\"/>\n",
                       left, yOffset + top, plotW, plotH);
 
+  // Rectangles, in ten alternating colours, with their labels as tooltips.
+  static const char *const palette[] = {
+      "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  for (auto [i, rect] : llvm::enumerate(chart.rects)) {
+    double x0 = px(rect.x0), x1 = px(rect.x1);
+    double y0 = py(static_cast<double>(rect.y1));
+    double y1 = py(static_cast<double>(rect.y0));
+    os << llvm::formatv("<rect x=\"{0:F1}\" y=\"{1:F1}\" width=\"{2:F1}\" "
+                        "height=\"{3:F1}\" fill=\"{4}\" fill-opacity=\"0.7\" "
+                        "stroke=\"white\" stroke-width=\"0.3\"><title>{5}"
+                        "</title></rect>\n",
+                        x0, y0, std::max(0.5, x1 - x0), std::max(0.5, y1 - y0),
+                        palette[i % 10], escape(rect.label));
+  }
   // Curves as steps: each point holds until the next x.
   int seriesIndex = 0;
   for (const ChartSeries &series : chart.series) {

@@ -12,6 +12,7 @@
 #include "LMS/Analysis/SwapCandidates.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "LMS/Graph/Chart.h"
+#include "LMS/Graph/Placement.h"
 #include "LMS/Graph/Swap.h"
 #include "LMS/Graph/Units.h"
 #include "LMS/Transforms/Passes.h"
@@ -134,6 +135,10 @@ struct FunctionReport {
   /// The same function without LMS rewriting, when it has lms ops.
   std::optional<FunctionGraph> strippedGraph;
   ::lms::MemoryProfile strippedProfile;
+  /// Every device buffer of the schedule at its offset in one arena.
+  ::lms::Placement placement;
+  /// For each step of the schedule's plan, the op it runs or follows.
+  std::vector<OpIndex> stepOp;
 
   bool hasLMSOps() const {
     return swapOuts + swapWaits + swapIns + recomputes > 0;
@@ -230,6 +235,21 @@ struct LMSReportMemoryPass
     report.graph.emplace(std::move(*graph));
     const ::lms::Graph &g = report.graph->getGraph();
     report.profile = ::lms::evaluateSchedule(g);
+    ::lms::Plan plan = ::lms::referencePlan(g);
+    ::lms::PlacementOptions placementOptions;
+    placementOptions.alignment = alignment;
+    llvm::Expected<::lms::Placement> placement =
+        ::lms::placePlan(g, plan, placementOptions);
+    if (!placement)
+      return func.emitError() << "cannot place the buffers in an arena: "
+                              << llvm::toString(placement.takeError());
+    report.placement = std::move(*placement);
+    OpIndex current = -1;
+    for (const ::lms::Step &step : plan) {
+      if (step.kind == ::lms::Step::Compute)
+        current = step.index;
+      report.stepOp.push_back(current);
+    }
     // The smallest budget --lms-insert-swaps can meet on this function.
     SwapCandidates candidates(*report.graph);
     ::lms::SwapOptions swapOptions;
@@ -288,6 +308,14 @@ struct LMSReportMemoryPass
       }
       os << "  host memory peak: "
          << ::lms::formatBytes(r.profile.hostPeakBytes) << "\n";
+      const ::lms::Placement &arena = r.placement;
+      os << "  arena: " << ::lms::formatBytes(arena.arenaBytes) << " ("
+         << arena.arenaBytes << " bytes) for a live peak of "
+         << ::lms::formatBytes(arena.livePeakBytes)
+         << llvm::formatv(": ratio {0:F4}, fragmentation {1:P2}",
+                          arena.ratio(), arena.fragmentation())
+         << " (" << arena.buffers.size() << " buffers, " << arena.strategy
+         << ")\n";
       os << "  smallest feasible budget: "
          << ::lms::formatBytes(r.minFeasibleBytes) << " (" << r.minFeasibleBytes
          << " bytes, ";
@@ -305,10 +333,16 @@ struct LMSReportMemoryPass
              << ::lms::formatBytes(r.strippedProfile.peakBytes) << " ("
              << r.strippedProfile.peakBytes << " bytes)\n";
       }
-      if (std::optional<uint64_t> bytes = r.budgetBytes())
+      if (std::optional<uint64_t> bytes = r.budgetBytes()) {
         os << "  budget: " << ::lms::formatBytes(*bytes) << " (" << *bytes
-           << " bytes): "
-           << (r.profile.peakBytes <= *bytes ? "fits" : "exceeded") << "\n";
+           << " bytes): ";
+        if (r.profile.peakBytes > *bytes)
+          os << "exceeded\n";
+        else if (r.placement.arenaBytes > *bytes)
+          os << "the live bytes fit, the arena does not\n";
+        else
+          os << "fits\n";
+      }
       const ::lms::Timeline &tl = r.timeline;
       os << "  estimated time on " << deviceSpec.name << ": "
          << ::lms::formatSeconds(tl.totalSeconds) << " over " << g.numOps()
@@ -393,6 +427,7 @@ struct LMSReportMemoryPass
       json.attribute("h2d_bytes", r.timeline.h2dBytes);
       if (std::optional<uint64_t> bytes = r.budgetBytes())
         json.attribute("budget_bytes", *bytes);
+      printJsonArena(json, r);
       json.attributeObject("lms_ops", [&] {
         json.attribute("swap_out", static_cast<int64_t>(r.swapOuts));
         json.attribute("swap_wait", static_cast<int64_t>(r.swapWaits));
@@ -412,6 +447,50 @@ struct LMSReportMemoryPass
           });
       });
     });
+  }
+
+  /// The arena: its size against the live peak, and every buffer with its
+  /// offset and the ops it is alive over.
+  void printJsonArena(llvm::json::OStream &json, const FunctionReport &r) {
+    const FunctionGraph &fg = *r.graph;
+    const ::lms::Placement &arena = r.placement;
+    json.attributeObject("arena", [&] {
+      json.attribute("bytes", arena.arenaBytes);
+      json.attribute("live_peak_bytes", arena.livePeakBytes);
+      json.attribute("fragmentation", jsonNumber(arena.fragmentation()));
+      json.attribute("order", arena.strategy);
+      json.attributeArray("buffers", [&] {
+        for (auto [i, life] : llvm::enumerate(arena.buffers))
+          json.object([&] {
+            json.attribute("value",
+                           life.tensor >= 0
+                               ? fg.getTensorName(life.tensor)
+                               : llvm::formatv("transient of op {0}", life.op)
+                                     .str());
+            json.attribute("bytes", life.bytes);
+            json.attribute("offset", arena.offsets[i]);
+            auto [first, last] = opRange(r, life);
+            json.attribute("first_op", static_cast<int64_t>(first));
+            json.attribute("last_op", static_cast<int64_t>(last));
+          });
+      });
+    });
+  }
+
+  /// The ops a buffer is alive over: from the op that allocates it (-1 when
+  /// it is resident on entry) to the last op before its release.
+  static std::pair<OpIndex, OpIndex> opRange(const FunctionReport &r,
+                                             const ::lms::BufferLife &life) {
+    const ::lms::Graph &g = r.graph->getGraph();
+    bool onEntry = life.tensor >= 0 && life.begin == 0 &&
+                   g.tensor(life.tensor).producer == ::lms::kEntry;
+    OpIndex first = !onEntry && life.begin < r.stepOp.size()
+                        ? r.stepOp[life.begin]
+                        : OpIndex(-1);
+    OpIndex last = life.end > 0 && life.end - 1 < r.stepOp.size()
+                       ? r.stepOp[life.end - 1]
+                       : first;
+    return {first, last};
   }
 
   void printSvg(raw_ostream &os, const std::vector<FunctionReport> &reports) {
@@ -480,8 +559,41 @@ struct LMSReportMemoryPass
       }
       (void)g;
       charts.push_back(std::move(chart));
+      charts.push_back(addressMap(r));
     }
     os << ::lms::renderSvg(charts);
+  }
+
+  /// The arena's address map: each buffer a rectangle over the ops it is
+  /// alive over, at its offset (as XLA's and PyTorch's memory viewers draw).
+  ::lms::Chart addressMap(const FunctionReport &r) {
+    const FunctionGraph &fg = *r.graph;
+    const ::lms::Placement &arena = r.placement;
+    ::lms::Chart chart;
+    chart.title = llvm::formatv("@{0}: arena {1} for a live peak of {2} "
+                                "(fragmentation {3:P1})",
+                                r.name, ::lms::formatBytes(arena.arenaBytes),
+                                ::lms::formatBytes(arena.livePeakBytes),
+                                arena.fragmentation())
+                      .str();
+    chart.yLabel = "offset in the arena";
+    chart.budget = r.budgetBytes();
+    for (auto [i, life] : llvm::enumerate(arena.buffers)) {
+      if (life.bytes == 0 || life.begin >= life.end)
+        continue;
+      auto [first, last] = opRange(r, life);
+      std::string name =
+          life.tensor >= 0 ? fg.getTensorName(life.tensor)
+                           : llvm::formatv("transient of op {0}", life.op).str();
+      chart.rects.push_back(
+          {static_cast<double>(first), static_cast<double>(last + 1),
+           arena.offsets[i], arena.offsets[i] + life.bytes,
+           llvm::formatv("{0}: {1} at offset {2}, ops {3}..{4}", name,
+                         ::lms::formatBytes(life.bytes), arena.offsets[i],
+                         first, last)
+               .str()});
+    }
+    return chart;
   }
 
   ::lms::DeviceSpec deviceSpec;

@@ -11,10 +11,12 @@
 // COM: says so), so no op needs a fourth buffer and the arguments at entry
 // COM: (3 MiB) set the smallest feasible budget.
 
-// TEXT: @two_layers: peak 4.00 MiB (4194304 bytes) at op 0 'tensor.empty' ({{.*}}report-memory.mlir:[[# @LINE + 49]]:8)
+// TEXT: @two_layers: peak 4.00 MiB (4194304 bytes) at op 0 'tensor.empty' ({{.*}}report-memory.mlir:[[# @LINE + 66]]:8)
 // TEXT-NEXT: live at the peak (largest 4 of 4):
-// TEXT-NEXT: 1.00 MiB  %arg0  tensor<512x512xf32> ({{.*}}report-memory.mlir:[[# @LINE + 46]]:
+// TEXT-NEXT: 1.00 MiB  %arg0  tensor<512x512xf32> ({{.*}}report-memory.mlir:[[# @LINE + 63]]:
 // TEXT: host memory peak: 0 B
+// COM: The five buffers pack without a hole: the arena is the live peak.
+// TEXT-NEXT: arena: 4.00 MiB (4194304 bytes) for a live peak of 4.00 MiB: ratio 1.0000, fragmentation 0.00% (5 buffers, {{.*}})
 // TEXT-NEXT: smallest feasible budget: 3.00 MiB (3145728 bytes, the arguments at entry)
 // TEXT-NEXT: estimated time on v100-16g: {{.*}} over 6 ops (compute {{.*}})
 // TEXT-LABEL: @unknown_ops: peak 112 B (112 bytes) at op 0 'mhlo.thing'
@@ -32,7 +34,7 @@
 // JSON-NEXT: "peak_op": {
 // JSON-NEXT: "index": 0,
 // JSON-NEXT: "name": "tensor.empty",
-// JSON-NEXT: "loc": "{{.*}}report-memory.mlir:[[# @LINE + 28]]:8"
+// JSON-NEXT: "loc": "{{.*}}report-memory.mlir:[[# @LINE + 43]]:8"
 // JSON: "live_at_peak": [
 // JSON-NEXT: {
 // JSON-NEXT: "value": "%arg0",
@@ -41,6 +43,17 @@
 // JSON-NOT: "value"
 // COM: 2 x 512^3 per matmul, one per element for the exp.
 // JSON: "flops": 537133056,
+// JSON: "arena": {
+// JSON-NEXT: "bytes": 4194304,
+// JSON-NEXT: "live_peak_bytes": 4194304,
+// JSON-NEXT: "fragmentation": 0,
+// JSON: "buffers": [
+// JSON-NEXT: {
+// JSON-NEXT: "value": "%arg0",
+// JSON-NEXT: "bytes": 1048576,
+// JSON-NEXT: "offset": {{[0-9]+}},
+// JSON-NEXT: "first_op": -1,
+// JSON-NEXT: "last_op": 1
 // JSON: "timeline": [
 // JSON-NEXT: {
 // JSON-NEXT: "index": 0,
@@ -54,6 +67,10 @@
 // SVG: @two_layers on v100-16g
 // SVG: peak 4.00 MiB at op 0
 // SVG: budget 3.00 MiB
+// COM: The address map: one rectangle per buffer, its offset in the tooltip.
+// SVG: @two_layers: arena 4.00 MiB for a live peak of 4.00 MiB (fragmentation 0.0%)
+// SVG: offset in the arena
+// SVG: <rect {{.*}}><title>%arg0: 1.00 MiB at offset {{[0-9]+}}, ops -1..1</title></rect>
 // SVG: @unknown_ops on v100-16g
 
 // COM: The report leaves the IR as it is.

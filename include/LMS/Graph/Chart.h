@@ -2,7 +2,8 @@
 //
 // Draws live device bytes over the schedule as an SVG line chart: one or more
 // curves (e.g. before and after a rewrite), the budget line, the peak of each
-// curve, and markers where swaps and recomputations happen.
+// curve, and markers where swaps and recomputations happen; or an address
+// map: buffers as rectangles over time at their offsets in an arena.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,9 +32,19 @@ struct ChartMarker {
   std::string label;
 };
 
+/// A buffer in an address map: alive over [x0, x1) at bytes [y0, y1).
+struct ChartRect {
+  double x0, x1;
+  uint64_t y0, y1;
+  std::string label;
+};
+
 struct Chart {
   std::string title;
   std::string xLabel = "op in schedule order";
+  std::string yLabel = "live device bytes";
+  /// Rectangles drawn under the curves (an address map).
+  std::vector<ChartRect> rects;
   std::vector<ChartSeries> series;
   std::optional<uint64_t> budget;
   std::vector<ChartMarker> markers;
