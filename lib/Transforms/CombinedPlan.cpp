@@ -60,6 +60,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         resolvePlanningContext(module, alignment, dynamicBytes, device, budget);
     if (failed(context))
       return signalPassFailure();
+    context->graphOptions.arena = arena;
     bool failedAny = false;
     for (FunctionOpInterface func : functionsCalleesFirst(module))
       if (failed(runOnFunction(func, *context)))
@@ -107,7 +108,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     if (failed(graph))
       return failure();
     uint64_t peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
-    if (peak <= *limit)
+    if (budgetedBytes(*graph, graphOptions) <= *limit)
       return success();
     double unconstrained =
         ::lms::simulate(graph->getGraph(), spec).totalSeconds;

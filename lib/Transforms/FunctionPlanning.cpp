@@ -23,17 +23,19 @@ static LogicalResult checkFits(FunctionOpInterface func,
   FailureOr<FunctionGraph> after = FunctionGraph::build(func, graphOptions);
   if (failed(after))
     return failure();
-  uint64_t peakAfter = ::lms::evaluateSchedule(after->getGraph()).peakBytes;
+  uint64_t peakAfter = budgetedBytes(*after, graphOptions);
   if (peakAfter > limit)
     return emitError(func.getLoc())
-           << "internal error: after " << what << " the peak is " << peakAfter
+           << "internal error: after " << what << " the "
+           << (graphOptions.arena ? "arena" : "peak") << " is " << peakAfter
            << " bytes, over the budget of " << limit
            << " bytes (the plan's peak: " << plannedPeak
            << "); please report this with the input";
   return success();
 }
 
-/// Rewrites `func` with `rewrite` and returns its analysed peak after it.
+/// Rewrites `func` with `rewrite` and returns what the budget bounds after
+/// it (its analysed peak, or arena).
 /// With `keepBackup`, `backup` holds a copy of the function from before the
 /// rewrite, which the caller restores (restoreBody) or destroys.
 static FailureOr<uint64_t>
@@ -49,7 +51,7 @@ rewriteAndMeasure(FunctionOpInterface func, const GraphOptions &graphOptions,
     backup = nullptr;
     return failure();
   }
-  return ::lms::evaluateSchedule(after->getGraph()).peakBytes;
+  return budgetedBytes(*after, graphOptions);
 }
 
 /// Puts back the body that rewriteAndMeasure saved, and frees the copy.
@@ -100,16 +102,14 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
   // exceeds the budget, the body is restored and planned again for a
   // budget lowered by the excess. The check after the last attempt is the
   // guarantee.
-  constexpr int kAttempts = 4;
+  int kAttempts = graphOptions.arena ? 8 : 4;
   uint64_t target = limit;
   for (int attempt = 0;; ++attempt) {
     bool last = attempt + 1 == kAttempts;
     FailureOr<FunctionGraph> graph = FunctionGraph::build(func, graphOptions);
     if (failed(graph))
       return failure();
-    ::lms::MemoryProfile profile = ::lms::evaluateSchedule(
-        graph->getGraph(), ::lms::EvalOptions{/*recordSteps=*/false});
-    if (profile.peakBytes <= target)
+    if (budgetedBytes(*graph, graphOptions) <= target)
       return stats;
 
     SwapCandidates candidates(*graph);
@@ -201,8 +201,7 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
   if (failed(graph))
     return failure();
   RematStats stats;
-  uint64_t peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
-  if (peak <= limit)
+  if (budgetedBytes(*graph, graphOptions) <= limit)
     return stats;
 
   FailureOr<RematGraph> rg = RematGraph::build(*graph, spec);
@@ -257,7 +256,7 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
   // exceeds the budget, the body is restored and planned again for a budget
   // lowered by the excess. The check after the last attempt is the
   // guarantee.
-  constexpr int kAttempts = 6;
+  int kAttempts = graphOptions.arena ? 10 : 6;
   uint64_t target = limit, step = 0;
   RecomputeStats rewritten;
   llvm::Expected<::lms::RematResult> result =

@@ -54,6 +54,7 @@ struct LMSInsertSwapsPass
         resolvePlanningContext(module, alignment, dynamicBytes, device, budget);
     if (failed(context))
       return signalPassFailure();
+    context->graphOptions.arena = arena;
 
     bool failedAny = false;
     for (FunctionOpInterface func : functionsCalleesFirst(module))

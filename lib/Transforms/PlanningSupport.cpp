@@ -1,6 +1,9 @@
 //===- PlanningSupport.cpp - What the planning passes share ---------------===//
 
 #include "LMS/Transforms/PlanningSupport.h"
+#include "LMS/Graph/Placement.h"
+
+#include <limits>
 #include "LMS/Analysis/CostModel.h"
 #include "LMS/Analysis/DeviceModel.h"
 #include "LMS/Analysis/Options.h"
@@ -105,6 +108,26 @@ LogicalResult mlir::lms::reportInfeasible(FunctionOpInterface func,
   else
     diag << "of @" << func.getName() << ": " << infeasible.reason;
   return diag;
+}
+
+uint64_t mlir::lms::budgetedBytes(const FunctionGraph &graph,
+                                  const GraphOptions &options) {
+  const ::lms::Graph &g = graph.getGraph();
+  uint64_t peak =
+      ::lms::evaluateSchedule(g, ::lms::EvalOptions{/*recordSteps=*/false})
+          .peakBytes;
+  if (!options.arena)
+    return peak;
+  ::lms::PlacementOptions placement;
+  placement.alignment = options.alignment;
+  llvm::Expected<::lms::Placement> placed =
+      ::lms::placePlan(g, ::lms::referencePlan(g), placement);
+  if (!placed) {
+    // Sizes past 2^62 in all: no arena holds them.
+    llvm::consumeError(placed.takeError());
+    return std::numeric_limits<uint64_t>::max();
+  }
+  return std::max(peak, placed->arenaBytes);
 }
 
 FailureOr<PlanningContext>

@@ -355,6 +355,7 @@ struct LMSRematerializePass
         resolvePlanningContext(module, alignment, dynamicBytes, device, budget);
     if (failed(context))
       return signalPassFailure();
+    context->graphOptions.arena = arena;
 
     bool failedAny = false;
     for (FunctionOpInterface func : functionsCalleesFirst(module))

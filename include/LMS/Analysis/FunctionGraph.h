@@ -92,6 +92,9 @@ struct GraphOptions {
   /// Decide in-place destinations by asking One-Shot Bufferize's analysis
   /// (as the lowering runs it) instead of by the last-use rule alone.
   bool useBufferizationAnalysis = true;
+  /// Budgets bound the arena the buffers are placed in (every buffer at an
+  /// offset, LMS/Graph/Placement.h), not only the sum of live bytes.
+  bool arena = false;
 };
 
 /// The graph of one function body (a single block), with the mapping from

@@ -225,6 +225,10 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
            "spec, else v100-16g)">,
     Option<"planner", "planner", "std::string", "\"lms\"",
            "Planner: lms (default), tflms (TFLMS v2 baseline) or swap-all">,
+    Option<"arena", "arena", "bool", "false",
+           "The budget bounds the arena every buffer is placed in (at an "
+           "offset, as the arena lowering carves them), not only the sum of "
+           "live bytes: plans are made again for less until it fits">,
     Option<"alignment", "alignment", "uint64_t", "1",
            "Round every buffer up to this many bytes">,
     Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
@@ -330,6 +334,10 @@ def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
            "chosen from the function's size)">,
     Option<"seed", "seed", "uint64_t", "1",
            "Seed of the randomized search">,
+    Option<"arena", "arena", "bool", "false",
+           "The budget bounds the arena every buffer is placed in (at an "
+           "offset, as the arena lowering carves them), not only the sum of "
+           "live bytes: plans are made again for less until it fits">,
     Option<"alignment", "alignment", "uint64_t", "1",
            "Round every buffer up to this many bytes">,
     Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
@@ -394,6 +402,10 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
     Option<"iterations", "iterations", "uint64_t", "0",
            "Work limit of the recomputation planner in search iterations "
            "(0: chosen from the function's size)">,
+    Option<"arena", "arena", "bool", "false",
+           "The budget bounds the arena every buffer is placed in (at an "
+           "offset, as the arena lowering carves them), not only the sum of "
+           "live bytes: plans are made again for less until it fits">,
     Option<"alignment", "alignment", "uint64_t", "1",
            "Round every buffer up to this many bytes">,
     Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",

@@ -36,6 +36,11 @@ struct PlanningContext {
   llvm::DenseMap<Operation *, uint64_t> callSiteBudgets;
 };
 
+/// What a budget bounds in `graph`: its live-bytes peak, or with
+/// options.arena the arena its buffers are placed in (never less than the
+/// live peak).
+uint64_t budgetedBytes(const FunctionGraph &graph, const GraphOptions &options);
+
 /// The unplanned peak of the program in `module`: the largest peak (without
 /// LMS ops) of an entry function, a function no other function calls, with
 /// its callees counted at their call sites.
