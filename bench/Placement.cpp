@@ -1,4 +1,5 @@
-//===- Placement.cpp - Arena placement: quality and time -------------------===//
+//===- Placement.cpp - Arena placement: quality and time
+//-------------------===//
 //
 // Places the allocations of plans in one arena and reports the arena over the
 // live-bytes peak (the lower bound) and the time it took:
@@ -15,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LMS/Graph/GraphFile.h"
 #include "LMS/Graph/Placement.h"
+#include "LMS/Graph/GraphFile.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -65,8 +66,7 @@ static std::vector<BufferLife> syntheticTraining(int64_t n, uint64_t seed) {
     lives.push_back({-1, -1, size(), forward, backward + 1});
     lives.push_back({-1, -1, size(), forward,
                      forward + 1 + static_cast<uint32_t>(random() % 2)});
-    lives.push_back({-1, -1, size(), backward,
-                     std::min(steps, backward + 2)});
+    lives.push_back({-1, -1, size(), backward, std::min(steps, backward + 2)});
   }
   return lives;
 }
@@ -85,9 +85,9 @@ static Row place(std::string name, const std::vector<BufferLife> &lives) {
   options.alignment = alignment;
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<Placement> placement = placeBuffers(lives, options);
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   Row row{std::move(name), lives.size(), {}, seconds};
   if (!placement) {
     llvm::errs() << row.name << ": " << llvm::toString(placement.takeError())
@@ -95,8 +95,9 @@ static Row place(std::string name, const std::vector<BufferLife> &lives) {
     return row;
   }
   if (llvm::Error err = verifyPlacement(lives, *placement, alignment)) {
-    llvm::errs() << row.name << ": invalid placement: "
-                 << llvm::toString(std::move(err)) << "\n";
+    llvm::errs() << row.name
+                 << ": invalid placement: " << llvm::toString(std::move(err))
+                 << "\n";
     std::exit(1);
   }
   row.placement = std::move(*placement);

@@ -242,8 +242,7 @@ private:
   /// Places buffer i among the placed buffers it overlaps in time: the
   /// smallest gap that holds it (or the lowest, with firstFit), else on top
   /// of them all. Returns its offset.
-  uint64_t placeOne(uint32_t i, std::vector<uint64_t> &offsets,
-                    bool firstFit) {
+  uint64_t placeOne(uint32_t i, std::vector<uint64_t> &offsets, bool firstFit) {
     const BufferLife &life = lives[i];
     taken.clear();
     tree.forEachOverlap(life.begin, life.end, [&](uint32_t j) {
@@ -348,8 +347,8 @@ public:
   }
 
 private:
-  static std::pair<uint64_t, uint32_t>
-  better(std::pair<uint64_t, uint32_t> a, std::pair<uint64_t, uint32_t> b) {
+  static std::pair<uint64_t, uint32_t> better(std::pair<uint64_t, uint32_t> a,
+                                              std::pair<uint64_t, uint32_t> b) {
     return a.first > b.first || (a.first == b.first && a.second <= b.second)
                ? a
                : b;
@@ -377,8 +376,8 @@ uint64_t allocateOnline(llvm::ArrayRef<BufferLife> lives, uint64_t alignment,
     events.push_back({life.end, 0, static_cast<uint32_t>(i)});
   }
   llvm::sort(events);
-  std::map<uint64_t, uint64_t> holes;               // offset -> size
-  std::set<std::pair<uint64_t, uint64_t>> bySize;   // (size, offset)
+  std::map<uint64_t, uint64_t> holes;             // offset -> size
+  std::set<std::pair<uint64_t, uint64_t>> bySize; // (size, offset)
   uint64_t used = 0, arena = 0;
   auto removeHole = [&](std::map<uint64_t, uint64_t>::iterator it) {
     bySize.erase({it->second, it->first});
@@ -487,9 +486,8 @@ uint64_t lms::livePeakBytes(llvm::ArrayRef<BufferLife> buffers,
   return static_cast<uint64_t>(peak);
 }
 
-llvm::Expected<Placement>
-lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
-                  const PlacementOptions &options) {
+llvm::Expected<Placement> lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
+                                            const PlacementOptions &options) {
   uint64_t alignment = std::max<uint64_t>(1, options.alignment);
   // Every offset and sum below is bounded by the total of all sizes.
   uint64_t total = 0;
@@ -572,9 +570,9 @@ lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
       // More bytes at the busiest step first; the same step together;
       // larger first there.
       return std::make_tuple(key[b].first, key[a].second, placer.size(b),
-                             length(b), a) <
-             std::make_tuple(key[a].first, key[b].second, placer.size(a),
-                             length(a), b);
+                             length(b),
+                             a) < std::make_tuple(key[a].first, key[b].second,
+                                                  placer.size(a), length(a), b);
     });
     orders.push_back({"breadth", std::move(order)});
   }
@@ -620,8 +618,7 @@ lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
     uint32_t begin = life.begin > reach ? life.begin - reach : 0;
     uint32_t end = std::min(lastStep, life.end + reach);
     ruined.clear();
-    placer.forEachOverlap(begin, end,
-                          [&](uint32_t j) { ruined.push_back(j); });
+    placer.forEachOverlap(begin, end, [&](uint32_t j) { ruined.push_back(j); });
     // This round enumerates about |ruined| overlaps per ruined buffer at
     // most; stop before the limit.
     placer.visits += buffers.size() + ruined.size();
@@ -670,9 +667,9 @@ llvm::Error lms::verifyPlacement(llvm::ArrayRef<BufferLife> buffers,
                                  uint64_t alignment) {
   alignment = std::max<uint64_t>(1, alignment);
   if (placement.offsets.size() != buffers.size())
-    return placementError(
-        llvm::formatv("{0} offsets for {1} buffers", placement.offsets.size(),
-                      buffers.size()));
+    return placementError(llvm::formatv("{0} offsets for {1} buffers",
+                                        placement.offsets.size(),
+                                        buffers.size()));
   auto describe = [&](size_t i) {
     const BufferLife &life = buffers[i];
     return llvm::formatv("buffer {0} ({1} {2}, {3} bytes at {4}, steps "
@@ -686,8 +683,8 @@ llvm::Error lms::verifyPlacement(llvm::ArrayRef<BufferLife> buffers,
   // overlaps something only if it overlaps a neighbour.
   std::vector<std::pair<uint32_t, uint32_t>> events; // (step, 2i or 2i+1)
   for (auto [i, life] : llvm::enumerate(buffers)) {
-    uint64_t size = alignment > 1 ? llvm::alignTo(life.bytes, alignment)
-                                  : life.bytes;
+    uint64_t size =
+        alignment > 1 ? llvm::alignTo(life.bytes, alignment) : life.bytes;
     uint64_t end;
     if (!occupies(life))
       continue;
@@ -743,10 +740,10 @@ llvm::Expected<Placement> lms::placePlan(const Graph &graph, const Plan &plan,
   return placement;
 }
 
-llvm::Expected<ArenaFit> lms::fitArena(
-    const Graph &graph, uint64_t budget,
-    llvm::function_ref<llvm::Expected<Plan>(uint64_t target)> planAt,
-    const PlacementOptions &options, unsigned maxRounds) {
+llvm::Expected<ArenaFit>
+lms::fitArena(const Graph &graph, uint64_t budget,
+              llvm::function_ref<llvm::Expected<Plan>(uint64_t target)> planAt,
+              const PlacementOptions &options, unsigned maxRounds) {
   uint64_t target = budget;
   std::optional<ArenaFit> smallest;
   for (unsigned round = 1; round <= std::max(1u, maxRounds); ++round) {
@@ -763,8 +760,8 @@ llvm::Expected<ArenaFit> lms::fitArena(
       return placement.takeError();
     uint64_t arena = placement->arenaBytes;
     if (!smallest || arena < smallest->placement.arenaBytes)
-      smallest = ArenaFit{std::move(*plan), std::move(*placement), target,
-                          round};
+      smallest =
+          ArenaFit{std::move(*plan), std::move(*placement), target, round};
     smallest->rounds = round;
     if (arena <= budget)
       return std::move(*smallest);
@@ -776,6 +773,6 @@ llvm::Expected<ArenaFit> lms::fitArena(
   return placementError(llvm::formatv(
       "no plan's arena fits the budget of {0} bytes: the smallest arena "
       "found is {1} bytes (live peak {2}, planned for {3} bytes)",
-      budget, smallest->placement.arenaBytes,
-      smallest->placement.livePeakBytes, smallest->plannedBudget));
+      budget, smallest->placement.arenaBytes, smallest->placement.livePeakBytes,
+      smallest->plannedBudget));
 }

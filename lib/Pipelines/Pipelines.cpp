@@ -2,6 +2,7 @@
 
 #include "LMS/Pipelines/Pipelines.h"
 #include "LMS/Conversion/Passes.h"
+#include "LMS/Graph/Units.h"
 #include "LMS/Transforms/Passes.h"
 
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
@@ -32,34 +33,56 @@ static void addBufferization(OpPassManager &pm) {
   pm.addPass(createLMSDeallocate());
 }
 
-/// The lms ops and device buffers to async GPU-dialect copies.
-static void addCopies(OpPassManager &pm, bool computeOnGPU) {
-  ConvertLMSToGPUOptions toGPU;
-  toGPU.copyHostCallOperands = computeOnGPU;
-  pm.addPass(createConvertLMSToGPU(toGPU));
-}
-
 /// The allocation granularity of the LMS runtime (both backends round every
 /// device allocation up to it): a pipeline that lowers plans with it, so
 /// that what the planner counts is what the runtime allocates.
 static constexpr uint64_t kRuntimeAlignment = 256;
 
+/// How the lowering holds device buffers: each its own allocation, or one
+/// arena per function (with the budget it must fit, when in bytes).
+struct ArenaLowering {
+  bool enabled = false;
+  std::string budget;
+};
+
+/// The lms ops and device buffers to async GPU-dialect copies, and with an
+/// arena the buffers carved out of it.
+static void addCopies(OpPassManager &pm, bool computeOnGPU,
+                      const ArenaLowering &arena) {
+  ConvertLMSToGPUOptions toGPU;
+  toGPU.copyHostCallOperands = computeOnGPU;
+  pm.addPass(createConvertLMSToGPU(toGPU));
+  if (!arena.enabled)
+    return;
+  LMSCarveArenaOptions carve;
+  carve.alignment = kRuntimeAlignment;
+  // A percentage budget was resolved by the planner; only bytes bind here.
+  llvm::Expected<::lms::ByteSize> size = ::lms::parseByteSize(arena.budget);
+  if (size && !size->isPercent && !arena.budget.empty())
+    carve.budget = arena.budget;
+  if (!size)
+    llvm::consumeError(size.takeError());
+  pm.addPass(createLMSCarveArena(carve));
+}
+
 /// --lms-insert-swaps when the pipeline is given a budget.
 static void addSwapPlanning(OpPassManager &pm, const std::string &budget,
-                            const std::string &device) {
+                            const std::string &device, bool arena) {
   if (budget.empty())
     return;
   LMSInsertSwapsOptions swaps;
   swaps.budget = budget;
   swaps.device = device;
   swaps.alignment = kRuntimeAlignment;
+  swaps.arena = arena;
   pm.addPass(createLMSInsertSwaps(swaps));
 }
 
 /// Compute on the CPU: everything to the LLVM dialect.
-static void addHostLowering(OpPassManager &pm) {
+static void addHostLowering(OpPassManager &pm,
+                            const ArenaLowering &arena = {}) {
   addBufferization(pm);
-  addCopies(pm, /*computeOnGPU=*/false);
+  addCopies(pm, /*computeOnGPU=*/false, arena);
   pm.addPass(createConvertLinalgToLoopsPass());
   // Subviews with dynamic offsets (slices indexed by a loop variable) expand
   // into affine.apply: expand first, then lower affine.
@@ -83,12 +106,13 @@ static void addHostLowering(OpPassManager &pm) {
 /// for the copy on its own stream; then upstream's NVVM pipeline.
 static void addGPULowering(OpPassManager &pm, const std::string &chip,
                            const std::string &features,
-                           const std::string &format) {
+                           const std::string &format,
+                           const ArenaLowering &arena = {}) {
   addBufferization(pm);
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addPass(createConvertParallelLoopToGpuPass());
-  addCopies(pm, /*computeOnGPU=*/true);
+  addCopies(pm, /*computeOnGPU=*/true, arena);
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createLowerAffinePass());
   gpu::GPUToNVVMPipelineOptions nvvm;
@@ -153,14 +177,15 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
 
 void mlir::lms::buildLMSHostPipeline(OpPassManager &pm,
                                      const LMSHostPipelineOptions &options) {
-  addSwapPlanning(pm, options.budget, options.device);
-  addHostLowering(pm);
+  addSwapPlanning(pm, options.budget, options.device, options.arena);
+  addHostLowering(pm, {options.arena, options.budget});
 }
 
 void mlir::lms::buildLMSGPUPipeline(OpPassManager &pm,
                                     const LMSGPUPipelineOptions &options) {
-  addSwapPlanning(pm, options.budget, options.device);
-  addGPULowering(pm, options.chip, options.features, options.format);
+  addSwapPlanning(pm, options.budget, options.device, options.arena);
+  addGPULowering(pm, options.chip, options.features, options.format,
+                 {options.arena, options.budget});
 }
 
 void mlir::lms::registerLMSPipelines() {

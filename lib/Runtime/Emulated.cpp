@@ -6,7 +6,11 @@
 // waiting sees stale data); fresh and freed device memory is poisoned with
 // 0xFF bytes (NaN as floats) and freed memory is quarantined before it is
 // returned to the system, so a read after free or a missing wait shows.
-// Allocation beyond the capacity aborts with a message.
+// Allocation beyond the capacity aborts with a message. With
+// LMS_DEVICE_ALLOCATOR=first-fit the device also has an address space of
+// the capacity's size, allocated first-fit as a caching allocator would:
+// an allocation fails when no contiguous block is free, even if enough
+// bytes are (fragmentation).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +23,9 @@
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <thread>
+#include <unordered_map>
 
 using namespace lms::runtime;
 
@@ -118,6 +124,17 @@ public:
             : (16ull << 30);
     if (const char *delay = std::getenv("LMS_COPY_DELAY_US"))
       copyDelay = std::chrono::microseconds(std::atoll(delay));
+    if (const char *allocator = std::getenv("LMS_DEVICE_ALLOCATOR")) {
+      std::string name = allocator;
+      if (name == "first-fit")
+        firstFit = true;
+      else if (name != "count")
+        fatal("invalid LMS_DEVICE_ALLOCATOR '" + name +
+              "': expected count (the default: only the total is bounded) "
+              "or first-fit");
+      if (firstFit)
+        holes[0] = capacity;
+    }
   }
 
   ~EmulatedBackend() override {
@@ -164,20 +181,25 @@ public:
       streamOf(stream)->synchronize();
   }
   void streamWaitEvent(void *stream, void *event) override {
-    auto *e = static_cast<Event *>(event);
+    // The task holds the event: the host may destroy it before the stream
+    // gets to the wait (CUDA allows that).
+    std::shared_ptr<Event> e = eventOf(event);
     run(stream, [e] { e->wait(); });
   }
-  void *eventCreate() override { return new Event(); }
+  void *eventCreate() override {
+    auto event = std::make_shared<Event>();
+    std::lock_guard<std::mutex> lock(mutex);
+    events[event.get()] = event;
+    return event.get();
+  }
   void eventDestroy(void *event) override {
-    auto *e = static_cast<Event *>(event);
-    e->wait();
-    delete e;
+    std::shared_ptr<Event> e = eventOf(event);
+    std::lock_guard<std::mutex> lock(mutex);
+    events.erase(event);
   }
-  void eventSynchronize(void *event) override {
-    static_cast<Event *>(event)->wait();
-  }
+  void eventSynchronize(void *event) override { eventOf(event)->wait(); }
   void eventRecord(void *event, void *stream) override {
-    auto *e = static_cast<Event *>(event);
+    std::shared_ptr<Event> e = eventOf(event);
     {
       std::lock_guard<std::mutex> lock(e->mutex);
       e->signalled = false;
@@ -208,10 +230,15 @@ public:
             " bytes with " + std::to_string(stats.deviceBytesInUse) +
             " in use of a capacity of " + std::to_string(capacity) +
             " (LMS_DEVICE_BYTES)");
+    uint64_t address = 0;
+    if (firstFit)
+      address = takeAddress(bytes, rounded);
     void *ptr = std::aligned_alloc(kAlignment, rounded);
     if (!ptr)
       fatal("the host is out of memory for " + std::to_string(rounded) +
             " bytes of emulated device memory");
+    if (firstFit)
+      addresses[ptr] = address;
     std::memset(ptr, kPoison, rounded);
     device[ptr] = rounded;
     stats.deviceBytesInUse += rounded;
@@ -304,6 +331,14 @@ public:
 private:
   Stream *streamOf(void *stream) { return static_cast<Stream *>(stream); }
 
+  std::shared_ptr<Event> eventOf(void *event) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = events.find(event);
+    if (it == events.end())
+      fatal("using an event that is not live (destroyed already?)");
+    return it->second;
+  }
+
   /// Runs `task` in stream order, or now on the null stream.
   void run(void *stream, std::function<void()> task) {
     if (stream)
@@ -369,6 +404,11 @@ private:
     std::memset(ptr, kPoison, bytes);
     stats.deviceBytesInUse -= bytes;
     device.erase(it);
+    if (firstFit) {
+      auto address = addresses.find(ptr);
+      returnAddress(address->second, bytes);
+      addresses.erase(address);
+    }
     // Keep freed memory poisoned for a while before the system reuses it.
     quarantine.push_back({ptr, bytes});
     quarantined += bytes;
@@ -379,15 +419,60 @@ private:
     }
   }
 
+  /// First fit in the address space: the lowest free block that holds it.
+  uint64_t takeAddress(uint64_t bytes, uint64_t rounded) {
+    for (auto it = holes.begin(); it != holes.end(); ++it) {
+      if (it->second < rounded)
+        continue;
+      uint64_t address = it->first, size = it->second;
+      holes.erase(it);
+      if (size > rounded)
+        holes[address + rounded] = size - rounded;
+      return address;
+    }
+    uint64_t largest = 0;
+    for (auto &[address, size] : holes)
+      largest = std::max(largest, size);
+    fatal("out of device memory: allocating " + std::to_string(bytes) +
+          " bytes with " + std::to_string(stats.deviceBytesInUse) +
+          " in use of a capacity of " + std::to_string(capacity) +
+          ", but the largest free block is " + std::to_string(largest) +
+          " bytes (fragmented in " + std::to_string(holes.size()) +
+          " blocks; LMS_DEVICE_ALLOCATOR=first-fit)");
+  }
+
+  void returnAddress(uint64_t address, uint64_t bytes) {
+    uint64_t end = address + bytes;
+    auto next = holes.lower_bound(address);
+    if (next != holes.end() && next->first == end) {
+      end += next->second;
+      next = holes.erase(next);
+    }
+    if (next != holes.begin()) {
+      auto previous = std::prev(next);
+      if (previous->first + previous->second == address) {
+        address = previous->first;
+        holes.erase(previous);
+      }
+    }
+    holes[address] = end - address;
+  }
+
   std::mutex mutex;
   Stats stats;
   PinnedPool pool;
   uint64_t capacity;
+  /// LMS_DEVICE_ALLOCATOR=first-fit: free blocks of the address space
+  /// (offset -> size) and the address of each live buffer.
+  bool firstFit = false;
+  std::map<uint64_t, uint64_t> holes;
+  std::map<void *, uint64_t> addresses;
   std::chrono::microseconds copyDelay{200};
   std::map<void *, size_t> device;
   std::deque<std::pair<void *, size_t>> quarantine;
   size_t quarantined = 0;
   std::unordered_map<Stream *, std::unique_ptr<Stream>> liveStreams;
+  std::unordered_map<void *, std::shared_ptr<Event>> events;
   std::vector<std::unique_ptr<Stream>> idleStreams;
 };
 

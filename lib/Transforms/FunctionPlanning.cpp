@@ -138,6 +138,16 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
     }();
     if (!result) {
       std::string message = llvm::toString(result.takeError());
+      if (attempt > 0 && graphOptions.arena)
+        return emitError(func.getLoc())
+               << "cannot fit the budget " << ::lms::formatBytes(limit) << " ("
+               << limit
+               << " bytes) with the buffers placed in an arena: the "
+                  "rewritten function's arena stays over the budget (by "
+                  "fragmentation, or fewer in-place writes after "
+                  "bufferization), and no plan with a margin for that "
+                  "fits: "
+               << message;
       if (attempt > 0)
         return emitError(func.getLoc())
                << "cannot fit the budget " << ::lms::formatBytes(limit) << " ("

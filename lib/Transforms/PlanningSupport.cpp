@@ -3,7 +3,6 @@
 #include "LMS/Transforms/PlanningSupport.h"
 #include "LMS/Graph/Placement.h"
 
-#include <limits>
 #include "LMS/Analysis/CostModel.h"
 #include "LMS/Analysis/DeviceModel.h"
 #include "LMS/Analysis/Options.h"
@@ -13,6 +12,7 @@
 #include "LMS/Graph/Units.h"
 #include "LMS/Transforms/GlobalOptions.h"
 #include "LMS/Transforms/Strip.h"
+#include <limits>
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -312,8 +312,8 @@ struct LMSReportMemoryPass
       os << "  arena: " << ::lms::formatBytes(arena.arenaBytes) << " ("
          << arena.arenaBytes << " bytes) for a live peak of "
          << ::lms::formatBytes(arena.livePeakBytes)
-         << llvm::formatv(": ratio {0:F4}, fragmentation {1:P2}",
-                          arena.ratio(), arena.fragmentation())
+         << llvm::formatv(": ratio {0:F4}, fragmentation {1:P2}", arena.ratio(),
+                          arena.fragmentation())
          << " (" << arena.buffers.size() << " buffers, " << arena.strategy
          << ")\n";
       os << "  smallest feasible budget: "
@@ -462,11 +462,11 @@ struct LMSReportMemoryPass
       json.attributeArray("buffers", [&] {
         for (auto [i, life] : llvm::enumerate(arena.buffers))
           json.object([&] {
-            json.attribute("value",
-                           life.tensor >= 0
-                               ? fg.getTensorName(life.tensor)
-                               : llvm::formatv("transient of op {0}", life.op)
-                                     .str());
+            json.attribute(
+                "value",
+                life.tensor >= 0
+                    ? fg.getTensorName(life.tensor)
+                    : llvm::formatv("transient of op {0}", life.op).str());
             json.attribute("bytes", life.bytes);
             json.attribute("offset", arena.offsets[i]);
             auto [first, last] = opRange(r, life);
@@ -583,8 +583,9 @@ struct LMSReportMemoryPass
         continue;
       auto [first, last] = opRange(r, life);
       std::string name =
-          life.tensor >= 0 ? fg.getTensorName(life.tensor)
-                           : llvm::formatv("transient of op {0}", life.op).str();
+          life.tensor >= 0
+              ? fg.getTensorName(life.tensor)
+              : llvm::formatv("transient of op {0}", life.op).str();
       chart.rects.push_back(
           {static_cast<double>(first), static_cast<double>(last + 1),
            arena.offsets[i], arena.offsets[i] + life.bytes,

@@ -91,8 +91,8 @@ static void printArena(const Placement &placement, unsigned rounds,
       "fragmentation {3:P2}, order {4}, {5} placements, {6} plan(s), "
       "{7:F2} s\n",
       placement.arenaBytes, placement.livePeakBytes, placement.ratio(),
-      placement.fragmentation(), placement.strategy,
-      placement.placementsTried, rounds, seconds);
+      placement.fragmentation(), placement.strategy, placement.placementsTried,
+      rounds, seconds);
 }
 
 static int fail(const llvm::Twine &message) {
@@ -192,8 +192,8 @@ int main(int argc, char **argv) {
           placePlan(g, *plan, placementOptions);
       if (!placement)
         return fail(llvm::toString(placement.takeError()));
-      if (llvm::Error err = verifyPlacement(placement->buffers, *placement,
-                                            alignment))
+      if (llvm::Error err =
+              verifyPlacement(placement->buffers, *placement, alignment))
         return fail("internal error: invalid placement: " +
                     llvm::toString(std::move(err)));
       printArena(*placement, 1,

@@ -113,8 +113,8 @@ TEST(PlacementTest, SwapsAndRecomputationsAreAllocationsOfTheirOwn) {
                     Step::compute(1), Step::free(e.x), Step::free(e.z),
                     Step::compute(2), Step::free(e.a), Step::free(e.y)};
   lives = mustLives(e.g, recompute);
-  EXPECT_EQ(llvm::count_if(lives,
-                           [&](const BufferLife &l) { return l.tensor == e.x; }),
+  EXPECT_EQ(llvm::count_if(
+                lives, [&](const BufferLife &l) { return l.tensor == e.x; }),
             2);
   Placement p = mustPlace(lives);
   EXPECT_EQ(p.arenaBytes, p.livePeakBytes);
@@ -255,9 +255,10 @@ TEST(PlacementTest, FitArenaPlansAgainForLess) {
   EXPECT_LE(fit->placement.arenaBytes, 359u);
 
   // A planner that cannot do better: the smallest arena is in the error.
-  llvm::Expected<ArenaFit> none = fitArena(
-      e.g, 359,
-      [&](uint64_t) -> llvm::Expected<Plan> { return referencePlan(e.g); });
+  llvm::Expected<ArenaFit> none =
+      fitArena(e.g, 359, [&](uint64_t) -> llvm::Expected<Plan> {
+        return referencePlan(e.g);
+      });
   ASSERT_FALSE(static_cast<bool>(none));
   EXPECT_NE(llvm::toString(none.takeError())
                 .find("the smallest arena found is 360 bytes"),

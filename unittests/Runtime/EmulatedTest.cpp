@@ -90,6 +90,29 @@ TEST(EmulatedRuntime, EventsOrderStreams) {
   mgpuStreamDestroy(consumer);
 }
 
+TEST(EmulatedRuntime, EventsMayBeDestroyedBeforeAStreamWaitsOnThem) {
+  // Regression: the stream's wait ran on a deleted event (the lowering of
+  // `gpu.wait async [%t]` destroys the event right after the wait is
+  // enqueued, as CUDA allows); programs hung or read freed memory.
+  std::vector<int32_t> host(256, 9), result(256, 0);
+  size_t bytes = host.size() * sizeof(int32_t);
+  void *device = mgpuMemAlloc(bytes, nullptr, false);
+  for (int round = 0; round < 4; ++round) {
+    void *producer = mgpuStreamCreate(), *consumer = mgpuStreamCreate();
+    void *event = mgpuEventCreate();
+    mgpuMemcpy(device, host.data(), bytes, producer); // completes late
+    mgpuEventRecord(event, producer);
+    mgpuStreamWaitEvent(consumer, event);
+    mgpuEventDestroy(event);
+    mgpuMemcpy(result.data(), device, bytes, consumer);
+    mgpuStreamSynchronize(consumer);
+    EXPECT_EQ(result[100], 9);
+    mgpuStreamDestroy(producer);
+    mgpuStreamDestroy(consumer);
+  }
+  mgpuMemFree(device, nullptr);
+}
+
 TEST(EmulatedRuntime, MemsetAndCopyDirectionsAreCounted) {
   uint64_t h2d = statField("h2d_bytes"), d2h = statField("d2h_bytes");
   std::vector<uint32_t> host(16, 0);
@@ -129,6 +152,41 @@ TEST_F(EmulatedRuntimeDeathTest, AllocationBeyondTheCapacityFailsLoudly) {
   ::testing::FLAGS_gtest_death_test_style = "threadsafe";
   EXPECT_DEATH(mgpuMemAlloc(2 << 20, nullptr, false),
                "out of device memory: allocating 2097152 bytes");
+}
+
+TEST_F(EmulatedRuntimeDeathTest, FirstFitFailsOnFragmentedMemory) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  // 512 KiB are free, in two blocks of 256 KiB: the count allows it, the
+  // address space does not.
+  EXPECT_DEATH(
+      {
+        setenv("LMS_DEVICE_ALLOCATOR", "first-fit", 1);
+        void *a = mgpuMemAlloc(256 << 10, nullptr, false);
+        void *b = mgpuMemAlloc(256 << 10, nullptr, false);
+        void *c = mgpuMemAlloc(256 << 10, nullptr, false);
+        void *d = mgpuMemAlloc(256 << 10, nullptr, false);
+        mgpuMemFree(a, nullptr);
+        mgpuMemFree(c, nullptr);
+        // Freed blocks are reused: a 256 KiB buffer fits in one.
+        void *e = mgpuMemAlloc(256 << 10, nullptr, false);
+        mgpuMemFree(e, nullptr);
+        mgpuMemAlloc(512 << 10, nullptr, false);
+        (void)b;
+        (void)d;
+      },
+      "out of device memory: allocating 524288 bytes with 524288 in use of "
+      "a capacity of 1048576, but the largest free block is 262144 bytes "
+      "\\(fragmented in 2 blocks");
+}
+
+TEST_F(EmulatedRuntimeDeathTest, UnknownAllocatorIsRejected) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(
+      {
+        setenv("LMS_DEVICE_ALLOCATOR", "buddy", 1);
+        mgpuMemAlloc(256, nullptr, false);
+      },
+      "invalid LMS_DEVICE_ALLOCATOR 'buddy': expected count");
 }
 
 TEST_F(EmulatedRuntimeDeathTest, DoubleFreeFailsLoudly) {

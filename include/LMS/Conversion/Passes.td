@@ -77,4 +77,68 @@ def ConvertLMSToGPU : Pass<"convert-lms-to-gpu", "ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def LMSCarveArena : Pass<"lms-carve-arena", "ModuleOp"> {
+  let summary = "Carve a function's device buffers out of one arena at "
+                "planned offsets";
+  let description = [{
+    On the output of `--convert-lms-to-gpu`: the device buffers a function
+    allocates and frees in its body (`gpu.alloc` without `host_shared`, of
+    static shape, with one `gpu.dealloc` in the same block, neither returned
+    nor passed to a function of the module, which may free it) are placed
+    at offsets in one arena (the placer of `LMS/Graph/Placement.h`, over
+    their lifetimes in op order), the arena is allocated once at function
+    entry and freed before each return, and each buffer becomes a
+    `memref.view` of the arena at its offset. A buffer's release waits on the
+    host for what its `gpu.dealloc` waited for (the copy out of it), so the
+    bytes are free in program order before a later buffer reuses them. The
+    function makes no other device allocation for those buffers, so the
+    device needs one contiguous block of the arena's size: an allocator that
+    fragments cannot fail it midway.
+
+    The function gets `lms.arena_bytes` (the arena's size) and
+    `lms.arena_live_bytes` (the most bytes of its buffers alive at once, the
+    arena's lower bound). With `budget`, an arena over the budget is an
+    error at the function.
+
+    Example:
+
+    ```mlir
+    %0 = gpu.wait async
+    %buf, %1 = gpu.alloc async [%0] () : memref<16xf32>
+    ...
+    %2 = gpu.dealloc async [%copy] %buf : memref<16xf32>
+    gpu.wait [%2]
+    ```
+
+    becomes
+
+    ```mlir
+    // at function entry
+    %a0 = gpu.wait async
+    %arena, %a1 = gpu.alloc async [%a0] () : memref<1024xi8>
+    gpu.wait [%a1]
+    ...
+    %0 = gpu.wait async
+    %off = arith.constant 512 : index
+    %buf = memref.view %arena[%off][] : memref<1024xi8> to memref<16xf32>
+    %1 = gpu.wait async [%0]
+    ...
+    gpu.wait [%copy]
+    %2 = gpu.wait async
+    gpu.wait [%2]
+    ```
+  }];
+  let options = [
+    Option<"alignment", "alignment", "uint64_t", "256",
+           "Offsets and sizes in the arena are multiples of this (the LMS "
+           "runtime's allocation granularity)">,
+    Option<"budget", "budget", "std::string", "\"\"",
+           "Fail at a function whose arena exceeds this size (bytes with a "
+           "unit)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // LMS_CONVERSION_PASSES_TD

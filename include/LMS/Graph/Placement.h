@@ -94,7 +94,7 @@ uint64_t livePeakBytes(llvm::ArrayRef<BufferLife> buffers,
 /// Places `buffers` in one arena. Deterministic. Fails only when the sizes
 /// add up to more than 2^62 bytes.
 llvm::Expected<Placement> placeBuffers(llvm::ArrayRef<BufferLife> buffers,
-                       const PlacementOptions &options = {});
+                                       const PlacementOptions &options = {});
 
 /// Checks a placement independently: offsets aligned, no two buffers alive at
 /// the same step overlap, every buffer inside the arena. Names the first

@@ -37,6 +37,12 @@ struct LMSHostPipelineOptions
   PassOptions::Option<std::string> device{
       *this, "device", llvm::cl::desc("Device preset for the planner"),
       llvm::cl::init("")};
+  PassOptions::Option<bool> arena{
+      *this, "arena",
+      llvm::cl::desc("Carve each function's device buffers out of one arena "
+                     "at planned offsets (--lms-carve-arena), and make the "
+                     "budget bound that arena when planning"),
+      llvm::cl::init(false)};
 };
 
 struct LMSGPUPipelineOptions
@@ -49,6 +55,12 @@ struct LMSGPUPipelineOptions
   PassOptions::Option<std::string> device{
       *this, "device", llvm::cl::desc("Device preset for the planner"),
       llvm::cl::init("")};
+  PassOptions::Option<bool> arena{
+      *this, "arena",
+      llvm::cl::desc("Carve each function's device buffers out of one arena "
+                     "at planned offsets (--lms-carve-arena), and make the "
+                     "budget bound that arena when planning"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> chip{*this, "chip",
                                         llvm::cl::desc("GPU architecture"),
                                         llvm::cl::init("sm_90")};

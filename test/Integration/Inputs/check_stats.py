@@ -4,8 +4,8 @@
     check_stats.py stats.json [--max-peak N] [--analysis report.json
         --function F] [--no-leaks] [--min-h2d N] [--min-d2h N]
 
---analysis compares the measured peak device bytes with the peak of function
-F in a --lms-report-memory JSON report (made with alignment=256, the emulated
+--analysis compares the measured peak device bytes with the peak (with
+--arena: the arena) of function F in a --lms-report-memory JSON report (made with alignment=256, the emulated
 device's allocation granularity): they must be equal. Prints one line per
 check; exits 1 on the first failure.
 """
@@ -21,6 +21,8 @@ def main():
     p.add_argument("--max-peak", type=int)
     p.add_argument("--analysis")
     p.add_argument("--function", default="main")
+    p.add_argument("--arena", action="store_true",
+                   help="compare with the function's arena, not its peak")
     p.add_argument("--no-leaks", action="store_true")
     p.add_argument("--min-h2d", type=int)
     p.add_argument("--min-d2h", type=int)
@@ -41,10 +43,12 @@ def main():
         functions = {f["name"]: f for f in report["functions"]}
         if a.function not in functions:
             fail(f"no function {a.function} in {a.analysis}")
-        expected = functions[a.function]["peak_bytes"]
+        what = "arena" if a.arena else "peak"
+        expected = (functions[a.function]["arena"]["bytes"] if a.arena
+                    else functions[a.function]["peak_bytes"])
         if peak != expected:
-            fail(f"measured peak {peak} != analysed peak {expected}")
-        print(f"measured peak {peak} == analysed peak")
+            fail(f"measured peak {peak} != analysed {what} {expected}")
+        print(f"measured peak {peak} == analysed {what}")
     if a.no_leaks:
         if stats["leaked_bytes"] or stats["leaked_allocations"]:
             fail(f"{stats['leaked_bytes']} bytes leaked in "

@@ -1,0 +1,245 @@
+//===- CarveArena.cpp - Device buffers at offsets in one arena ------------===//
+//
+// The --lms-carve-arena pass: after --convert-lms-to-gpu, the device buffers
+// a function allocates and frees itself become views of one arena allocated
+// at entry, at offsets the graph core's placer chooses. The pass translates
+// (lifetimes out of the IR, offsets back into it); placement is in
+// lib/Graph/Placement.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LMS/Conversion/Passes.h"
+#include "LMS/Graph/Placement.h"
+#include "LMS/Graph/Units.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+
+namespace mlir {
+namespace lms {
+#define GEN_PASS_DEF_LMSCARVEARENA
+#include "LMS/Conversion/Passes.h.inc"
+} // namespace lms
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::lms;
+
+namespace {
+
+/// A device buffer the function allocates and frees in its body.
+struct Carved {
+  gpu::AllocOp alloc;
+  gpu::DeallocOp dealloc;
+  uint64_t bytes = 0;
+};
+
+/// Bytes of a memref of static shape and identity layout in the default
+/// memory space whose elements are integers or floats; nullopt otherwise.
+std::optional<uint64_t> staticBytes(MemRefType type) {
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      type.getMemorySpace() || !type.getElementType().isIntOrFloat())
+    return std::nullopt;
+  uint64_t elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
+  uint64_t bytes = elementBytes;
+  for (int64_t dim : type.getShape())
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(dim), &bytes))
+      return std::nullopt;
+  return bytes;
+}
+
+struct LMSCarveArenaPass
+    : public mlir::lms::impl::LMSCarveArenaBase<LMSCarveArenaPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (alignment == 0) {
+      module.emitError() << "invalid alignment 0: expected a positive number "
+                            "of bytes";
+      return signalPassFailure();
+    }
+    std::optional<uint64_t> limit;
+    if (!budget.empty()) {
+      llvm::Expected<::lms::ByteSize> size = ::lms::parseByteSize(budget);
+      if (!size || size->isPercent) {
+        if (!size)
+          llvm::consumeError(size.takeError());
+        module.emitError() << "invalid budget '" << budget
+                           << "': expected bytes or a size with a unit";
+        return signalPassFailure();
+      }
+      limit = size->bytes;
+    }
+    SymbolTable symbols(module);
+    bool failedAny = false;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && failed(carve(func, symbols, limit)))
+        failedAny = true;
+    if (failedAny)
+      signalPassFailure();
+  }
+
+  /// Whether `value` (a buffer, or a view of one) leaves the function's
+  /// control: returned, passed to a function of the module (which may free
+  /// its arguments), or freed anywhere but by `dealloc`.
+  static bool escapes(Value value, gpu::DeallocOp dealloc,
+                      SymbolTable &symbols) {
+    SmallVector<Value> worklist = {value};
+    while (!worklist.empty()) {
+      Value current = worklist.pop_back_val();
+      for (OpOperand &use : current.getUses()) {
+        Operation *user = use.getOwner();
+        if (user == dealloc.getOperation())
+          continue;
+        if (isa<func::ReturnOp, gpu::DeallocOp, memref::DeallocOp>(user))
+          return true;
+        if (auto call = dyn_cast<CallOpInterface>(user)) {
+          auto symbol =
+              dyn_cast_if_present<SymbolRefAttr>(call.getCallableForCallee());
+          auto callee =
+              symbol ? symbols.lookup<func::FuncOp>(symbol.getRootReference())
+                     : func::FuncOp();
+          // An external function (printMemrefF32) only reads; a function
+          // with a body follows the ownership rules and may free it.
+          if (!callee || !callee.isExternal())
+            return true;
+        }
+        // Whatever aliases it (views, casts) must not escape either.
+        for (Value result : user->getResults())
+          if (isa<BaseMemRefType>(result.getType()))
+            worklist.push_back(result);
+      }
+    }
+    return false;
+  }
+
+  LogicalResult carve(func::FuncOp func, SymbolTable &symbols,
+                      std::optional<uint64_t> limit) {
+    if (!func.getBody().hasOneBlock())
+      return success();
+    Block &body = func.getBody().front();
+    DenseMap<Operation *, uint32_t> position;
+    for (Operation &op : body)
+      position[&op] = static_cast<uint32_t>(position.size());
+
+    std::vector<Carved> carved;
+    std::vector<::lms::BufferLife> lives;
+    for (Operation &op : body) {
+      auto alloc = dyn_cast<gpu::AllocOp>(&op);
+      if (!alloc || alloc.getHostShared() || !alloc.getDynamicSizes().empty() ||
+          !alloc.getSymbolOperands().empty())
+        continue;
+      std::optional<uint64_t> bytes = staticBytes(alloc.getType());
+      if (!bytes)
+        continue;
+      gpu::DeallocOp dealloc;
+      unsigned deallocs = 0;
+      for (Operation *user : alloc.getMemref().getUsers())
+        if (auto free = dyn_cast<gpu::DeallocOp>(user)) {
+          dealloc = free;
+          ++deallocs;
+        }
+      if (deallocs != 1 || dealloc->getBlock() != &body ||
+          position[dealloc] < position[alloc] ||
+          escapes(alloc.getMemref(), dealloc, symbols))
+        continue;
+      lives.push_back({static_cast<::lms::TensorIndex>(carved.size()), -1,
+                       *bytes, position[alloc], position[dealloc]});
+      carved.push_back({alloc, dealloc, *bytes});
+    }
+    if (carved.empty())
+      return success();
+
+    ::lms::PlacementOptions options;
+    options.alignment = alignment;
+    llvm::Expected<::lms::Placement> placement =
+        ::lms::placeBuffers(lives, options);
+    if (!placement)
+      return func.emitError() << "cannot place the device buffers in an "
+                                 "arena: "
+                              << llvm::toString(placement.takeError());
+    uint64_t arenaBytes = std::max<uint64_t>(placement->arenaBytes, 1);
+    if (limit && arenaBytes > *limit)
+      return func.emitError()
+             << "the device buffers need an arena of "
+             << ::lms::formatBytes(arenaBytes) << " (" << arenaBytes
+             << " bytes; " << placement->livePeakBytes
+             << " bytes alive at most), over the budget of "
+             << ::lms::formatBytes(*limit) << " (" << *limit << " bytes)";
+
+    OpBuilder b(func.getContext());
+    Location loc = func.getLoc();
+    Type tokenType = gpu::AsyncTokenType::get(func.getContext());
+    auto arenaType = MemRefType::get({static_cast<int64_t>(arenaBytes)},
+                                     b.getIntegerType(8));
+    // The arena, held from entry to every return.
+    b.setInsertionPointToStart(&body);
+    Value start =
+        gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
+    auto arena =
+        gpu::AllocOp::create(b, loc, arenaType, tokenType, ValueRange{start},
+                             ValueRange{}, ValueRange{});
+    gpu::WaitOp::create(b, loc, Type(), ValueRange{arena.getAsyncToken()});
+    for (Operation &op : body) {
+      if (!isa<func::ReturnOp>(&op))
+        continue;
+      b.setInsertionPoint(&op);
+      Value before =
+          gpu::WaitOp::create(b, op.getLoc(), tokenType, ValueRange{})
+              .getAsyncToken();
+      auto free = gpu::DeallocOp::create(b, op.getLoc(), tokenType,
+                                         ValueRange{before}, arena.getMemref());
+      gpu::WaitOp::create(b, op.getLoc(), Type(),
+                          ValueRange{free.getAsyncToken()});
+    }
+
+    for (auto [i, buffer] : llvm::enumerate(carved)) {
+      gpu::AllocOp alloc = buffer.alloc;
+      b.setInsertionPoint(alloc);
+      Location at = alloc.getLoc();
+      Value offset = arith::ConstantIndexOp::create(
+          b, at, static_cast<int64_t>(placement->offsets[i]));
+      Value view = memref::ViewOp::create(
+          b, at, alloc.getType(), arena.getMemref(), offset, ValueRange{});
+      // What waited for the allocation waits for its dependency (the
+      // lowering gives each async op one), or for nothing.
+      if (Value token = alloc.getAsyncToken()) {
+        ValueRange deps = alloc.getAsyncDependencies();
+        token.replaceAllUsesWith(
+            deps.size() == 1
+                ? deps.front()
+                : gpu::WaitOp::create(b, at, tokenType, deps).getAsyncToken());
+      }
+      alloc.getMemref().replaceAllUsesWith(view);
+      alloc.erase();
+
+      // The release: what the dealloc was ordered after is done on the host
+      // before the bytes can be reused; its token is a completed one.
+      gpu::DeallocOp dealloc = buffer.dealloc;
+      b.setInsertionPoint(dealloc);
+      if (!dealloc.getAsyncDependencies().empty())
+        gpu::WaitOp::create(b, dealloc.getLoc(), Type(),
+                            dealloc.getAsyncDependencies());
+      if (Value token = dealloc.getAsyncToken())
+        token.replaceAllUsesWith(
+            gpu::WaitOp::create(b, dealloc.getLoc(), tokenType, ValueRange{})
+                .getAsyncToken());
+      dealloc.erase();
+    }
+    func->setAttr("lms.arena_bytes",
+                  b.getI64IntegerAttr(static_cast<int64_t>(arenaBytes)));
+    func->setAttr(
+        "lms.arena_live_bytes",
+        b.getI64IntegerAttr(static_cast<int64_t>(placement->livePeakBytes)));
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,24 @@
+// COM: An arena over the budget is an error at the function.
+// RUN: lms-opt %s -allow-unregistered-dialect --lms-carve-arena="budget=1KiB" --verify-diagnostics -o /dev/null
+// RUN: not lms-opt %s -allow-unregistered-dialect --lms-carve-arena="budget=50%" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PERCENT
+// PERCENT: error: invalid budget '50%': expected bytes or a size with a unit
+// RUN: not lms-opt %s -allow-unregistered-dialect --lms-carve-arena="alignment=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ALIGN
+// ALIGN: error: invalid alignment 0: expected a positive number of bytes
+// expected-error @below {{the device buffers need an arena of 2.00 KiB (2048 bytes; 2048 bytes alive at most), over the budget of 1.00 KiB (1024 bytes)}}
+func.func @over() {
+  %s0 = gpu.wait async
+  %a, %t0 = gpu.alloc async [%s0] () : memref<256xf32>
+  gpu.wait [%t0]
+  %s1 = gpu.wait async
+  %b, %t1 = gpu.alloc async [%s1] () : memref<256xf32>
+  gpu.wait [%t1]
+  "test.use"(%a, %b) : (memref<256xf32>, memref<256xf32>) -> ()
+  %s2 = gpu.wait async
+  %f0 = gpu.dealloc async [%s2] %a : memref<256xf32>
+  gpu.wait [%f0]
+  %s3 = gpu.wait async
+  %f1 = gpu.dealloc async [%s3] %b : memref<256xf32>
+  gpu.wait [%f1]
+  return
+}
+

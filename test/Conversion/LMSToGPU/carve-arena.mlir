@@ -1,0 +1,113 @@
+// RUN: lms-opt %s -allow-unregistered-dialect --lms-carve-arena --split-input-file | FileCheck %s
+
+// COM: Three buffers the function allocates and frees: a and b overlap in
+// COM: time, c comes after a is freed and reuses a's bytes. One arena of
+// COM: 2 x 1 KiB at entry, freed before the return; each buffer a view at
+// COM: its offset; the allocation's token becomes its dependency, and the
+// COM: release waits on the host for what the dealloc waited for.
+// CHECK-LABEL: func.func @three
+// CHECK-SAME: attributes {lms.arena_bytes = 2048 : i64, lms.arena_live_bytes = 2048 : i64}
+// CHECK:      %[[S:.*]] = gpu.wait async
+// CHECK-NEXT: %[[ARENA:.*]], %[[T:.*]] = gpu.alloc async [%[[S]]] () : memref<2048xi8>
+// CHECK-NEXT: gpu.wait [%[[T]]]
+// CHECK:      %[[SA:.*]] = gpu.wait async
+// CHECK-NEXT: %[[OA:.*]] = arith.constant [[OFFA:[0-9]+]] : index
+// CHECK-NEXT: %[[A:.*]] = memref.view %[[ARENA]][%[[OA]]][] : memref<2048xi8> to memref<256xf32>
+// CHECK-NEXT: gpu.wait [%[[SA]]]
+// CHECK:      %[[B:.*]] = memref.view %[[ARENA]]
+// CHECK:      "test.use"(%[[A]], %[[B]])
+// CHECK:      %[[COPY:.*]] = gpu.memcpy async
+// CHECK-NEXT: gpu.wait [%[[COPY]]]
+// CHECK-NEXT: %[[DONE:.*]] = gpu.wait async
+// CHECK-NEXT: gpu.wait [%[[DONE]]]
+// CHECK:      arith.constant [[OFFA]] : index
+// CHECK-NEXT: %[[C:.*]] = memref.view %[[ARENA]]
+// CHECK:      "test.use"(%[[C]], %[[B]])
+// CHECK-NOT:  gpu.dealloc async [%{{.*}}] %[[A]]
+// CHECK:      gpu.dealloc async [%{{.*}}] %[[ARENA]] : memref<2048xi8>
+// CHECK-NEXT: gpu.wait
+// CHECK-NEXT: return
+func.func @three(%host: memref<256xf32>) {
+  %s0 = gpu.wait async
+  %a, %t0 = gpu.alloc async [%s0] () : memref<256xf32>
+  gpu.wait [%t0]
+  %s1 = gpu.wait async
+  %b, %t1 = gpu.alloc async [%s1] () : memref<256xf32>
+  gpu.wait [%t1]
+  "test.use"(%a, %b) : (memref<256xf32>, memref<256xf32>) -> ()
+  %s2 = gpu.wait async
+  %copy = gpu.memcpy async [%s2] %host, %a : memref<256xf32>, memref<256xf32>
+  %f0 = gpu.dealloc async [%copy] %a : memref<256xf32>
+  gpu.wait [%f0]
+  %s3 = gpu.wait async
+  %c, %t3 = gpu.alloc async [%s3] () : memref<256xf32>
+  gpu.wait [%t3]
+  "test.use"(%c, %b) : (memref<256xf32>, memref<256xf32>) -> ()
+  %s4 = gpu.wait async
+  %f1 = gpu.dealloc async [%s4] %b : memref<256xf32>
+  gpu.wait [%f1]
+  %s5 = gpu.wait async
+  %f2 = gpu.dealloc async [%s5] %c : memref<256xf32>
+  gpu.wait [%f2]
+  return
+}
+
+// -----
+
+// COM: What stays a device allocation of its own: a buffer returned (the
+// COM: caller frees it), one passed to a function of the module (which may
+// COM: free its arguments), a view of one passed there, staging buffers
+// COM: (host_shared) and dynamic shapes. A buffer read by an external
+// COM: function (through a cast) is carved.
+// CHECK-LABEL: func.func @escapes
+// CHECK-SAME: lms.arena_bytes = 1024 : i64
+// CHECK:      %[[ARENA:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<1024xi8>
+// CHECK:      %[[RET:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<64xf32>
+// CHECK:      %[[PASSED:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<64xf32>
+// CHECK:      %[[VIEWED:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<8x8xf32>
+// CHECK:      gpu.alloc  host_shared () : memref<64xf32>
+// CHECK:      gpu.alloc async [%{{.*}}] (%{{.*}}) : memref<?xf32>
+// CHECK:      %[[PRINTED:.*]] = memref.view %[[ARENA]]
+// CHECK:      call @printMemrefF32
+// CHECK-NOT:  memref.view
+// CHECK:      return %[[RET]]
+func.func @escapes(%n: index) -> memref<64xf32> {
+  %s0 = gpu.wait async
+  %ret, %t0 = gpu.alloc async [%s0] () : memref<64xf32>
+  gpu.wait [%t0]
+  %s1 = gpu.wait async
+  %passed, %t1 = gpu.alloc async [%s1] () : memref<64xf32>
+  gpu.wait [%t1]
+  call @consume(%passed) : (memref<64xf32>) -> ()
+  %s2 = gpu.wait async
+  %viewed, %t2 = gpu.alloc async [%s2] () : memref<8x8xf32>
+  gpu.wait [%t2]
+  %flat = memref.collapse_shape %viewed [[0, 1]] : memref<8x8xf32> into memref<64xf32>
+  call @consume(%flat) : (memref<64xf32>) -> ()
+  %staging = gpu.alloc host_shared () : memref<64xf32>
+  %s3 = gpu.wait async
+  %dyn, %t3 = gpu.alloc async [%s3] (%n) : memref<?xf32>
+  gpu.wait [%t3]
+  %s4 = gpu.wait async
+  %printed, %t4 = gpu.alloc async [%s4] () : memref<256xf32>
+  gpu.wait [%t4]
+  %cast = memref.cast %printed : memref<256xf32> to memref<*xf32>
+  call @printMemrefF32(%cast) : (memref<*xf32>) -> ()
+  %s5 = gpu.wait async
+  %f4 = gpu.dealloc async [%s5] %printed : memref<256xf32>
+  gpu.wait [%f4]
+  %s6 = gpu.wait async
+  %f3 = gpu.dealloc async [%s6] %dyn : memref<?xf32>
+  gpu.wait [%f3]
+  %s7 = gpu.wait async
+  %f5 = gpu.dealloc async [%s7] %staging : memref<64xf32>
+  gpu.wait [%f5]
+  return %ret : memref<64xf32>
+}
+func.func @consume(%m: memref<64xf32>) {
+  %s = gpu.wait async
+  %f = gpu.dealloc async [%s] %m : memref<64xf32>
+  gpu.wait [%f]
+  return
+}
+func.func private @printMemrefF32(memref<*xf32>)
