@@ -10,8 +10,9 @@ and each budget (a percentage of the reference order's peak), runs
 `lms-plan --method M` for every method, validates each plan with the
 independent checker (check_plan.py), and prints a table row per instance:
 TDI (= compute cost / sum of all costs - 1), peak, solve time and the
-optimality gap where the planner knows a bound. Writes the results as JSON
-and as a Markdown table.
+optimality gap where the planner knows a bound, and the arena the plan's
+buffers need when placed at offsets (lms-plan --check --arena) over its live
+peak. Writes the results as JSON and as Markdown tables.
 """
 import argparse
 import json
@@ -24,6 +25,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+ARENA = re.compile(
+    r"^arena: (?P<arena>\d+) bytes, live peak (?P<live>\d+) bytes, "
+    r"ratio (?P<ratio>[\d.]+)")
 SUMMARY = re.compile(
     r"^(?P<method>[\w-]+): peak (?P<peak>\d+) bytes \(budget (?P<budget>\d+), "
     r"[\d.]+% of the reference peak\), compute cost (?P<cost>[\d.e+]+), "
@@ -66,6 +70,16 @@ def run_one(lms_plan, graph, budget, method, seconds):
         row["checked"] = check.returncode == 0
         if check.returncode != 0:
             row["error"] = "checker: " + check.stdout.strip()
+            return row
+        # The plan's buffers placed in one arena (Placement.h): how much
+        # more than the live peak a real allocator would need.
+        placed = subprocess.run(
+            [lms_plan, "--graph", graph, "--check", out.name, "--arena"],
+            capture_output=True, text=True)
+        a = ARENA.match(placed.stdout)
+        if placed.returncode == 0 and a:
+            row.update(arena_bytes=int(a["arena"]),
+                       arena_ratio=float(a["ratio"]))
         return row
 
 
@@ -158,6 +172,23 @@ def main():
                                 extra += f", gap {row['gap_percent']:.2f}%"
                             cell += f" ({extra})"
                         cells.append(cell)
+                    f.write(f"| {name[:-5]} | {budget}% | " +
+                            " | ".join(cells) + " |\n")
+            f.write("\nArena over live peak of each plan (its buffers placed "
+                    "at offsets in one arena, `lms-plan --check --arena`; "
+                    "1.0000 = no fragmentation):\n\n")
+            f.write("| graph | budget | " + " | ".join(methods) + " |\n")
+            f.write("|---|---|" + "---|" * len(methods) + "\n")
+            for name in graphs:
+                for budget in budgets:
+                    cells = []
+                    for method in methods:
+                        row = next(r for r in results
+                                   if r["graph"] == name[:-5] and
+                                   r["method"] == method and
+                                   r["budget_percent"] == budget)
+                        cells.append(f"{row['arena_ratio']:.4f}"
+                                     if "arena_ratio" in row else "-")
                     f.write(f"| {name[:-5]} | {budget}% | " +
                             " | ".join(cells) + " |\n")
     bad = [r for r in results if r.get("checked") is False]
