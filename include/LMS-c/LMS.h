@@ -46,6 +46,9 @@ typedef struct LMSPipelineOptions {
   const char *strategy; /**< "plan" | "swap" | "remat" | "none" */
   const char *lower;    /**< "none" | "host" | "gpu" */
   const char *report;   /**< JSON memory report to this file ("-": stdout) */
+  int arena; /**< nonzero: the budget bounds the arena the buffers are placed
+                  in; a lowering carves each function's buffers out of one
+                  arena (lmsGetArenaBytes says how large) */
 } LMSPipelineOptions;
 
 /** Adds the LMS flow to `passManager` (on builtin.module). Returns failure,
@@ -73,6 +76,15 @@ lmsRunPipeline(MlirModule module, const LMSPipelineOptions *options,
  *  reason goes to the diagnostic handlers). */
 MLIR_CAPI_EXPORTED int64_t lmsGetPeakBytes(MlirModule module,
                                            MlirStringRef symbol);
+
+/** The device arena the function `symbol` of `module` needs: after a
+ *  lowering with `arena`, the size of the one device allocation it carves
+ *  its buffers from (what a host allocates once); before, the arena its
+ *  analysed buffers need when placed at offsets with the runtime's
+ *  256-byte granularity. Returns -1 when there is no such function or it
+ *  cannot be analysed (the reason goes to the diagnostic handlers). */
+MLIR_CAPI_EXPORTED int64_t lmsGetArenaBytes(MlirModule module,
+                                            MlirStringRef symbol);
 
 #ifdef __cplusplus
 }

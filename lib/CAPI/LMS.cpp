@@ -1,6 +1,7 @@
 //===- LMS.cpp - C API of LMS ---------------------------------------------===//
 
 #include "LMS-c/LMS.h"
+#include "LMS/Transforms/PlanningSupport.h"
 
 #include "LMS/Analysis/FunctionGraph.h"
 #include "LMS/Analysis/MemoryAnalysis.h"
@@ -69,6 +70,8 @@ static std::string optionString(const LMSPipelineOptions *options) {
     add("strategy", options->strategy);
     add("lower", options->lower);
     add("report", options->report);
+    if (options->arena)
+      add("arena", "true");
   }
   return text;
 }
@@ -139,23 +142,51 @@ MlirLogicalResult lmsRunPipeline(MlirModule module,
   return wrap(pm.run(moduleOp));
 }
 
-int64_t lmsGetPeakBytes(MlirModule module, MlirStringRef symbol) {
-  ModuleOp moduleOp = unwrap(module);
+/// The function `symbol` of `module`, or null with a diagnostic naming
+/// `api`.
+static Operation *lookupFunction(ModuleOp moduleOp, MlirStringRef symbol,
+                                 StringRef api) {
   Operation *func = SymbolTable::lookupSymbolIn(moduleOp, unwrap(symbol));
   if (!func) {
-    emitError(moduleOp.getLoc()) << "lmsGetPeakBytes: no function '"
-                                 << unwrap(symbol) << "' in the module";
-    return -1;
+    emitError(moduleOp.getLoc())
+        << api << ": no function '" << unwrap(symbol) << "' in the module";
+    return nullptr;
   }
   if (!isa<FunctionOpInterface>(func)) {
     emitError(func->getLoc())
-        << "lmsGetPeakBytes: '" << unwrap(symbol) << "' is not a function";
-    return -1;
+        << api << ": '" << unwrap(symbol) << "' is not a function";
+    return nullptr;
   }
+  return func;
+}
+
+int64_t lmsGetPeakBytes(MlirModule module, MlirStringRef symbol) {
+  Operation *func = lookupFunction(unwrap(module), symbol, "lmsGetPeakBytes");
+  if (!func)
+    return -1;
   FailureOr<mlir::lms::FunctionGraph> graph =
       mlir::lms::FunctionGraph::build(func);
   if (failed(graph))
     return -1;
   mlir::lms::MemoryPeakAnalysis peak(*graph);
   return static_cast<int64_t>(peak.getPeakBytes());
+}
+
+int64_t lmsGetArenaBytes(MlirModule module, MlirStringRef symbol) {
+  Operation *func = lookupFunction(unwrap(module), symbol, "lmsGetArenaBytes");
+  if (!func)
+    return -1;
+  // Carved already: the arena the function allocates.
+  if (auto bytes = func->getAttrOfType<IntegerAttr>("lms.arena_bytes"))
+    return bytes.getInt();
+  mlir::lms::GraphOptions options;
+  options.alignment = 256;
+  FailureOr<mlir::lms::FunctionGraph> graph =
+      mlir::lms::FunctionGraph::build(func, options);
+  if (failed(graph))
+    return -1;
+  return static_cast<int64_t>(mlir::lms::budgetedBytes(*graph, [&] {
+    options.arena = true;
+    return options;
+  }()));
 }

@@ -132,6 +132,7 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
     plan.budget = options.budget;
     plan.device = options.device;
     plan.alignment = alignment;
+    plan.arena = options.arena;
     pm.addPass(createLMSPlan(plan));
     break;
   }
@@ -140,6 +141,7 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
     swaps.budget = options.budget;
     swaps.device = options.device;
     swaps.alignment = alignment;
+    swaps.arena = options.arena;
     pm.addPass(createLMSInsertSwaps(swaps));
     break;
   }
@@ -148,6 +150,7 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
     remat.budget = options.budget;
     remat.device = options.device;
     remat.alignment = alignment;
+    remat.arena = options.arena;
     pm.addPass(createLMSRematerialize(remat));
     break;
   }
@@ -167,10 +170,11 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
   case LMSLowering::None:
     break;
   case LMSLowering::Host:
-    addHostLowering(pm);
+    addHostLowering(pm, {options.arena, options.budget});
     break;
   case LMSLowering::GPU:
-    addGPULowering(pm, options.chip, options.features, "isa");
+    addGPULowering(pm, options.chip, options.features, "isa",
+                   {options.arena, options.budget});
     break;
   }
 }

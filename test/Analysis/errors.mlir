@@ -157,3 +157,18 @@ func.func @huge_bound(%n: index) {
   "test.use"(%e) : (tensor<?xf32>) -> ()
   return
 }
+
+// -----
+
+// COM: What --lms-carve-arena writes is checked too.
+// expected-error@+1 {{'lms.arena_bytes' must be a non-negative integer number of bytes, got "big"}}
+func.func @arena_text() attributes {lms.arena_bytes = "big"} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'lms.arena_live_bytes' must be a non-negative integer number of bytes, got -1 : i64}}
+func.func @arena_negative() attributes {lms.arena_bytes = 256 : i64, lms.arena_live_bytes = -1 : i64} {
+  return
+}

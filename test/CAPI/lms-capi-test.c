@@ -97,6 +97,8 @@ int main(int argc, char **argv) {
     options.budget = argv[5];
     options.strategy = argv[6];
     options.lower = argv[7];
+    options.arena = argc >= 9 && strcmp(argv[8], "arena") == 0;
+    /* arena: the budget bounds the arena; lowered, one arena per function */
     result = lmsRunPipeline(module, &options, printError, NULL);
     lowered = strcmp(argv[7], "none") != 0;
   } else {
@@ -110,6 +112,10 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  int arena =
+      strcmp(mode, "flow") == 0 && argc >= 9 && strcmp(argv[8], "arena") == 0;
+  if (!lowered || arena)
+    printf("arena after: %" PRId64 "\n", lmsGetArenaBytes(module, funcName));
   if (!lowered) {
     int64_t after = lmsGetPeakBytes(module, funcName);
     printf("peak after: %" PRId64 "\n", after);

@@ -121,6 +121,13 @@ struct LMSPipelineOptions : public PassPipelineOptions<LMSPipelineOptions> {
       llvm::cl::desc("Write the memory report (JSON) of the rewritten "
                      "program to this file (- for stdout); empty: none"),
       llvm::cl::init("")};
+  PassOptions::Option<bool> arena{
+      *this, "arena",
+      llvm::cl::desc("The budget bounds the arena every device buffer is "
+                     "placed in (at an offset), not only the live bytes; "
+                     "with a lowering, each function's buffers are carved "
+                     "out of one arena (--lms-carve-arena)"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU architecture (lower=gpu)"),
       llvm::cl::init("sm_90")};

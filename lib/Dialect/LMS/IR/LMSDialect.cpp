@@ -163,6 +163,14 @@ LogicalResult LMSDialect::verifyOperationAttribute(Operation *op,
       return success();
     return error() << "'" << name << "' must be an integer position";
   }
+  if (name == "lms.arena_bytes" || name == "lms.arena_live_bytes") {
+    // Written by --lms-carve-arena on the functions it carves.
+    if (isa<IntegerAttr>(value) && isByteCount(value))
+      return success();
+    return error() << "'" << name
+                   << "' must be a non-negative integer number of bytes, got "
+                   << value;
+  }
   if (name == "lms.copy" || name == "lms.resident_constants" ||
       name == "lms.uploaded_at_entry" || name == "lms.borrowed") {
     if (isa<UnitAttr>(value))
