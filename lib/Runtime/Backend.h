@@ -44,6 +44,9 @@ struct Stats {
   uint64_t pinnedBytes = 0, pinnedPeakBytes = 0, pinnedAllocations = 0,
            pinnedReuses = 0;
   uint64_t leakedBytes = 0, leakedAllocations = 0;
+  /// Buffers carved out of arenas (lmsArenaAcquire / lmsArenaRelease): the
+  /// most bytes of them held at once, and how many were carved.
+  uint64_t arenaBytesInUse = 0, arenaPeakBytes = 0, arenaBuffers = 0;
   std::string toJson(const char *backend) const;
 };
 
@@ -113,6 +116,13 @@ public:
 
   /// A snapshot of the statistics, with leaks counted.
   virtual Stats snapshot() = 0;
+
+  /// A buffer carved out of the device allocation `arena` at `offset`
+  /// (--lms-carve-arena) begins or ends. The emulated device checks that it
+  /// lies inside the arena and overlaps no other live buffer of it, and
+  /// poisons its bytes when it ends; both count the arena's use.
+  virtual void arenaAcquire(void *arena, uint64_t offset, uint64_t bytes) = 0;
+  virtual void arenaRelease(void *arena, uint64_t offset, uint64_t bytes) = 0;
 };
 
 std::unique_ptr<Backend> createEmulatedBackend();

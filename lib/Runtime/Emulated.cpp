@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -328,7 +329,61 @@ public:
     return result;
   }
 
+  void arenaAcquire(void *arena, uint64_t offset, uint64_t bytes) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = device.find(arena);
+    if (it == device.end())
+      fatal("a buffer carved out of " + pointerText(arena) +
+            ", which is not a live device allocation");
+    uint64_t end;
+    if (__builtin_add_overflow(offset, bytes, &end) || end > it->second)
+      fatal("a buffer carved at offset " + std::to_string(offset) + " (" +
+            std::to_string(bytes) +
+            " bytes) runs past the end of its arena "
+            "of " +
+            std::to_string(it->second) + " bytes");
+    auto &live = carved[arena];
+    auto next = live.lower_bound(offset);
+    auto overlaps = [&](std::map<uint64_t, uint64_t>::iterator other) {
+      fatal("buffers carved out of one arena overlap: [" +
+            std::to_string(offset) + ", " + std::to_string(end) + ") and [" +
+            std::to_string(other->first) + ", " +
+            std::to_string(other->first + other->second) +
+            ") are live at once");
+    };
+    if (bytes > 0 && next != live.end() && next->first < end)
+      overlaps(next);
+    if (bytes > 0 && next != live.begin() &&
+        std::prev(next)->first + std::prev(next)->second > offset)
+      overlaps(std::prev(next));
+    live[offset] = bytes;
+    stats.arenaBytesInUse += bytes;
+    stats.arenaPeakBytes =
+        std::max(stats.arenaPeakBytes, stats.arenaBytesInUse);
+    ++stats.arenaBuffers;
+  }
+
+  void arenaRelease(void *arena, uint64_t offset, uint64_t bytes) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto live = carved.find(arena);
+    if (live == carved.end() || !live->second.count(offset) ||
+        live->second[offset] != bytes || !device.count(arena))
+      fatal("releasing a carved buffer at offset " + std::to_string(offset) +
+            " (" + std::to_string(bytes) +
+            " bytes) that is not live in its arena (released twice?)");
+    live->second.erase(offset);
+    stats.arenaBytesInUse -= bytes;
+    // As a freed allocation: poisoned until a buffer is carved there again.
+    std::memset(static_cast<char *>(arena) + offset, kPoison, bytes);
+  }
+
 private:
+  static std::string pointerText(void *ptr) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%p", ptr);
+    return text;
+  }
+
   Stream *streamOf(void *stream) { return static_cast<Stream *>(stream); }
 
   std::shared_ptr<Event> eventOf(void *event) {
@@ -404,6 +459,7 @@ private:
     std::memset(ptr, kPoison, bytes);
     stats.deviceBytesInUse -= bytes;
     device.erase(it);
+    carved.erase(ptr);
     if (firstFit) {
       auto address = addresses.find(ptr);
       returnAddress(address->second, bytes);
@@ -467,6 +523,8 @@ private:
   bool firstFit = false;
   std::map<uint64_t, uint64_t> holes;
   std::map<void *, uint64_t> addresses;
+  /// The live carved buffers of each arena: offset -> bytes.
+  std::map<void *, std::map<uint64_t, uint64_t>> carved;
   std::chrono::microseconds copyDelay{200};
   std::map<void *, size_t> device;
   std::deque<std::pair<void *, size_t>> quarantine;

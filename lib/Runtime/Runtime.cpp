@@ -84,6 +84,8 @@ std::string Stats::toJson(const char *backend) const {
      << "  \"pinned_peak_bytes\": " << pinnedPeakBytes << ",\n"
      << "  \"pinned_allocations\": " << pinnedAllocations << ",\n"
      << "  \"pinned_reuses\": " << pinnedReuses << ",\n"
+     << "  \"arena_peak_bytes\": " << arenaPeakBytes << ",\n"
+     << "  \"arena_buffers\": " << arenaBuffers << ",\n"
      << "  \"leaked_bytes\": " << leakedBytes << ",\n"
      << "  \"leaked_allocations\": " << leakedAllocations << "\n}\n";
   return os.str();
@@ -259,6 +261,21 @@ LMS_EXPORT int lmsRuntimeCudaDeviceCount(void) {
 
 LMS_EXPORT uint64_t lmsRuntimePeakDeviceBytes(void) {
   return backend().snapshot().peakDeviceBytes;
+}
+
+/// Called by code lowered with --lms-carve-arena around each carved buffer
+/// (`arena` is the arena allocation's aligned pointer as an integer).
+LMS_EXPORT void lmsArenaAcquire(intptr_t arena, intptr_t offset,
+                                intptr_t bytes) {
+  backend().arenaAcquire(reinterpret_cast<void *>(arena),
+                         static_cast<uint64_t>(offset),
+                         static_cast<uint64_t>(bytes));
+}
+LMS_EXPORT void lmsArenaRelease(intptr_t arena, intptr_t offset,
+                                intptr_t bytes) {
+  backend().arenaRelease(reinterpret_cast<void *>(arena),
+                         static_cast<uint64_t>(offset),
+                         static_cast<uint64_t>(bytes));
 }
 
 LMS_EXPORT void *mgpuStreamCreate() { return backend().streamCreate(); }

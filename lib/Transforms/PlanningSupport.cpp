@@ -127,7 +127,11 @@ uint64_t mlir::lms::budgetedBytes(const FunctionGraph &graph,
     llvm::consumeError(placed.takeError());
     return std::numeric_limits<uint64_t>::max();
   }
-  return std::max(peak, placed->arenaBytes);
+  // The live peak plus what placement wastes. Without calls the buffers'
+  // own live peak is the evaluator's and this is the arena; a call whose
+  // callee frees its arguments before its peak (a negative transient) is
+  // counted as the evaluator counts it, not as a block of the arena.
+  return peak + (placed->arenaBytes - placed->livePeakBytes);
 }
 
 FailureOr<PlanningContext>

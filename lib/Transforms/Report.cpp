@@ -140,6 +140,17 @@ struct FunctionReport {
   /// For each step of the schedule's plan, the op it runs or follows.
   std::vector<OpIndex> stepOp;
 
+  /// What a budget with arena=true bounds: the peak plus the bytes
+  /// placement wastes (the arena itself for a function without calls).
+  uint64_t arenaBytes() const {
+    return profile.peakBytes + (placement.arenaBytes - placement.livePeakBytes);
+  }
+  double arenaRatio() const {
+    return profile.peakBytes
+               ? static_cast<double>(arenaBytes()) / profile.peakBytes
+               : 1.0;
+  }
+
   bool hasLMSOps() const {
     return swapOuts + swapWaits + swapIns + recomputes > 0;
   }
@@ -309,11 +320,11 @@ struct LMSReportMemoryPass
       os << "  host memory peak: "
          << ::lms::formatBytes(r.profile.hostPeakBytes) << "\n";
       const ::lms::Placement &arena = r.placement;
-      os << "  arena: " << ::lms::formatBytes(arena.arenaBytes) << " ("
-         << arena.arenaBytes << " bytes) for a live peak of "
-         << ::lms::formatBytes(arena.livePeakBytes)
-         << llvm::formatv(": ratio {0:F4}, fragmentation {1:P2}", arena.ratio(),
-                          arena.fragmentation())
+      os << "  arena: " << ::lms::formatBytes(r.arenaBytes()) << " ("
+         << r.arenaBytes() << " bytes) for a live peak of "
+         << ::lms::formatBytes(r.profile.peakBytes)
+         << llvm::formatv(": ratio {0:F4}, fragmentation {1:P2}",
+                          r.arenaRatio(), arena.fragmentation())
          << " (" << arena.buffers.size() << " buffers, " << arena.strategy
          << ")\n";
       os << "  smallest feasible budget: "
@@ -338,7 +349,7 @@ struct LMSReportMemoryPass
            << " bytes): ";
         if (r.profile.peakBytes > *bytes)
           os << "exceeded\n";
-        else if (r.placement.arenaBytes > *bytes)
+        else if (r.arenaBytes() > *bytes)
           os << "the live bytes fit, the arena does not\n";
         else
           os << "fits\n";
@@ -455,9 +466,13 @@ struct LMSReportMemoryPass
     const FunctionGraph &fg = *r.graph;
     const ::lms::Placement &arena = r.placement;
     json.attributeObject("arena", [&] {
-      json.attribute("bytes", arena.arenaBytes);
-      json.attribute("live_peak_bytes", arena.livePeakBytes);
+      json.attribute("bytes", r.arenaBytes());
+      json.attribute("live_peak_bytes", r.profile.peakBytes);
       json.attribute("fragmentation", jsonNumber(arena.fragmentation()));
+      // The placement the offsets below belong to (a call is a block of
+      // its transient bytes there).
+      json.attribute("placed_bytes", arena.arenaBytes);
+      json.attribute("placed_live_peak_bytes", arena.livePeakBytes);
       json.attribute("order", arena.strategy);
       json.attributeArray("buffers", [&] {
         for (auto [i, life] : llvm::enumerate(arena.buffers))

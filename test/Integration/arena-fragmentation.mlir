@@ -30,6 +30,23 @@
 // STATS-NEXT: no leaks
 // RUN: FileCheck %s --check-prefix=ONE < %t.arena.json
 // ONE: "device_allocations": 1,
+// COM: The runtime saw every carved buffer come and go (and checked that
+// COM: no two live ones overlap).
+// ONE: "arena_peak_bytes": 5120,
+// ONE-NEXT: "arena_buffers": 4,
+
+// COM: A program of two functions with swaps (the MLP training step and
+// COM: its driver): each function carves what it allocates and frees
+// COM: itself, the buffers that cross the call stay allocations of their
+// COM: own; the values are those of the plain lowering.
+// RUN: %python %gen_models/mlp_train.py --batch 16 --inputs 32 --width 64 --layers 3 --classes 8 --with-main -o %t.mlp.mlir
+// RUN: lms-opt %t.mlp.mlir --lms-host-pipeline -o %t.mlp.plain.ll.mlir
+// RUN: env LMS_RUNTIME=emulated mlir-runner %t.mlp.plain.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.mlp.plain.out
+// RUN: lms-opt %t.mlp.mlir --lms-host-pipeline="budget=80% arena=true" -o %t.mlp.arena.ll.mlir
+// RUN: env LMS_RUNTIME=emulated LMS_RUNTIME_STATS=%t.mlp.json mlir-runner %t.mlp.arena.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.mlp.arena.out
+// RUN: diff %t.mlp.plain.out %t.mlp.arena.out
+// RUN: %check_stats %t.mlp.json --no-leaks --min-h2d 1 | FileCheck %s --check-prefix=MLP
+// MLP: no leaks
 
 // COM: The carved IR: one arena of the analysed size, four views.
 // RUN: lms-opt %s --lms-host-pipeline=arena=true -mlir-print-ir-after=lms-carve-arena -o /dev/null 2>&1 | FileCheck %s --check-prefix=IR

@@ -113,6 +113,23 @@ TEST(EmulatedRuntime, EventsMayBeDestroyedBeforeAStreamWaitsOnThem) {
   mgpuMemFree(device, nullptr);
 }
 
+TEST(EmulatedRuntime, CarvedBuffersAreCountedAndPoisonedOnRelease) {
+  auto *arena =
+      static_cast<unsigned char *>(mgpuMemAlloc(4096, nullptr, false));
+  auto address = reinterpret_cast<intptr_t>(arena);
+  lmsArenaAcquire(address, 0, 1024);
+  lmsArenaAcquire(address, 1024, 2048);
+  std::memset(arena, 1, 1024);
+  lmsArenaRelease(address, 0, 1024);
+  EXPECT_TRUE(allBytes(arena, 1024, 0xFF));
+  // The released bytes are free for another buffer.
+  lmsArenaAcquire(address, 0, 512);
+  lmsArenaRelease(address, 0, 512);
+  lmsArenaRelease(address, 1024, 2048);
+  EXPECT_GE(statField("arena_peak_bytes"), 3072u);
+  mgpuMemFree(arena, nullptr);
+}
+
 TEST(EmulatedRuntime, MemsetAndCopyDirectionsAreCounted) {
   uint64_t h2d = statField("h2d_bytes"), d2h = statField("d2h_bytes");
   std::vector<uint32_t> host(16, 0);
@@ -187,6 +204,37 @@ TEST_F(EmulatedRuntimeDeathTest, UnknownAllocatorIsRejected) {
         mgpuMemAlloc(256, nullptr, false);
       },
       "invalid LMS_DEVICE_ALLOCATOR 'buddy': expected count");
+}
+
+TEST_F(EmulatedRuntimeDeathTest, OverlappingCarvedBuffersFailLoudly) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(
+      {
+        auto address =
+            reinterpret_cast<intptr_t>(mgpuMemAlloc(4096, nullptr, false));
+        lmsArenaAcquire(address, 1024, 1024);
+        lmsArenaAcquire(address, 1536, 1024);
+      },
+      "buffers carved out of one arena overlap: \\[1536, 2560\\) and "
+      "\\[1024, 2048\\) are live at once");
+  EXPECT_DEATH(
+      {
+        auto address =
+            reinterpret_cast<intptr_t>(mgpuMemAlloc(4096, nullptr, false));
+        lmsArenaAcquire(address, 3072, 2048);
+      },
+      "runs past the end of its arena of 4096 bytes");
+  EXPECT_DEATH(
+      {
+        auto address =
+            reinterpret_cast<intptr_t>(mgpuMemAlloc(4096, nullptr, false));
+        lmsArenaAcquire(address, 0, 1024);
+        lmsArenaRelease(address, 0, 1024);
+        lmsArenaRelease(address, 0, 1024);
+      },
+      "not live in its arena \\(released twice\\?\\)");
+  EXPECT_DEATH(lmsArenaAcquire(12345, 0, 16),
+               "which is not a live device allocation");
 }
 
 TEST_F(EmulatedRuntimeDeathTest, DoubleFreeFailsLoudly) {

@@ -22,6 +22,8 @@ void mgpuEventRecord(void *event, void *stream);
 void mgpuEventSynchronize(void *event);
 void *mgpuMemAlloc(uint64_t bytes, void *stream, bool isHostShared);
 void mgpuMemFree(void *ptr, void *stream);
+void lmsArenaAcquire(intptr_t arena, intptr_t offset, intptr_t bytes);
+void lmsArenaRelease(intptr_t arena, intptr_t offset, intptr_t bytes);
 void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream);
 void mgpuMemset32(void *dst, uint32_t value, size_t count, void *stream);
 void *mgpuModuleLoad(void *data, size_t size);

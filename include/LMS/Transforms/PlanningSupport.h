@@ -37,8 +37,9 @@ struct PlanningContext {
 };
 
 /// What a budget bounds in `graph`: its live-bytes peak, or with
-/// options.arena the arena its buffers are placed in (never less than the
-/// live peak).
+/// options.arena the arena its buffers are placed in: the live peak plus
+/// the bytes placement wastes (exactly the arena for a function without
+/// calls; a call is counted by its callee's peak, as the analysis does).
 uint64_t budgetedBytes(const FunctionGraph &graph, const GraphOptions &options);
 
 /// The unplanned peak of the program in `module`: the largest peak (without

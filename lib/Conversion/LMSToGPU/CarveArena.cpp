@@ -78,12 +78,29 @@ struct LMSCarveArenaPass
       limit = size->bytes;
     }
     SymbolTable symbols(module);
+    declareRuntime(module, symbols);
     bool failedAny = false;
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() && failed(carve(func, symbols, limit)))
         failedAny = true;
     if (failedAny)
       signalPassFailure();
+  }
+
+  /// The runtime's notifications (lib/Runtime): (arena address, offset,
+  /// bytes), declared unless the module has them.
+  static void declareRuntime(ModuleOp module, SymbolTable &symbols) {
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    Type index = b.getIndexType();
+    for (StringRef name : {"lmsArenaAcquire", "lmsArenaRelease"}) {
+      if (symbols.lookup(name))
+        continue;
+      auto decl =
+          func::FuncOp::create(b, module.getLoc(), name,
+                               b.getFunctionType({index, index, index}, {}));
+      decl.setPrivate();
+      symbols.insert(decl);
+    }
   }
 
   /// Whether `value` (a buffer, or a view of one) leaves the function's
@@ -186,7 +203,8 @@ struct LMSCarveArenaPass
     auto arena =
         gpu::AllocOp::create(b, loc, arenaType, tokenType, ValueRange{start},
                              ValueRange{}, ValueRange{});
-    gpu::WaitOp::create(b, loc, Type(), ValueRange{arena.getAsyncToken()});
+    auto held =
+        gpu::WaitOp::create(b, loc, Type(), ValueRange{arena.getAsyncToken()});
     for (Operation &op : body) {
       if (!isa<func::ReturnOp>(&op))
         continue;
@@ -200,6 +218,18 @@ struct LMSCarveArenaPass
                           ValueRange{free.getAsyncToken()});
     }
 
+    // The runtime is told where each carved buffer begins and ends (the
+    // emulated device checks and poisons them as allocations).
+    b.setInsertionPointAfter(held);
+    Value arenaAddress = memref::ExtractAlignedPointerAsIndexOp::create(
+        b, loc, arena.getMemref());
+    auto notify = [&](StringRef name, Location at, Value offset,
+                      uint64_t bytes) {
+      Value size =
+          arith::ConstantIndexOp::create(b, at, static_cast<int64_t>(bytes));
+      func::CallOp::create(b, at, name, TypeRange{},
+                           ValueRange{arenaAddress, offset, size});
+    };
     for (auto [i, buffer] : llvm::enumerate(carved)) {
       gpu::AllocOp alloc = buffer.alloc;
       b.setInsertionPoint(alloc);
@@ -208,6 +238,7 @@ struct LMSCarveArenaPass
           b, at, static_cast<int64_t>(placement->offsets[i]));
       Value view = memref::ViewOp::create(
           b, at, alloc.getType(), arena.getMemref(), offset, ValueRange{});
+      notify("lmsArenaAcquire", at, offset, buffer.bytes);
       // What waited for the allocation waits for its dependency (the
       // lowering gives each async op one), or for nothing.
       if (Value token = alloc.getAsyncToken()) {
@@ -227,6 +258,7 @@ struct LMSCarveArenaPass
       if (!dealloc.getAsyncDependencies().empty())
         gpu::WaitOp::create(b, dealloc.getLoc(), Type(),
                             dealloc.getAsyncDependencies());
+      notify("lmsArenaRelease", dealloc.getLoc(), offset, buffer.bytes);
       if (Value token = dealloc.getAsyncToken())
         token.replaceAllUsesWith(
             gpu::WaitOp::create(b, dealloc.getLoc(), tokenType, ValueRange{})

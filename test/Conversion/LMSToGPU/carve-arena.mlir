@@ -10,14 +10,19 @@
 // CHECK:      %[[S:.*]] = gpu.wait async
 // CHECK-NEXT: %[[ARENA:.*]], %[[T:.*]] = gpu.alloc async [%[[S]]] () : memref<2048xi8>
 // CHECK-NEXT: gpu.wait [%[[T]]]
+// CHECK-NEXT: %[[PTR:.*]] = memref.extract_aligned_pointer_as_index %[[ARENA]]
 // CHECK:      %[[SA:.*]] = gpu.wait async
 // CHECK-NEXT: %[[OA:.*]] = arith.constant [[OFFA:[0-9]+]] : index
 // CHECK-NEXT: %[[A:.*]] = memref.view %[[ARENA]][%[[OA]]][] : memref<2048xi8> to memref<256xf32>
+// CHECK-NEXT: %[[SIZE:.*]] = arith.constant 1024 : index
+// CHECK-NEXT: call @lmsArenaAcquire(%[[PTR]], %[[OA]], %[[SIZE]])
 // CHECK-NEXT: gpu.wait [%[[SA]]]
 // CHECK:      %[[B:.*]] = memref.view %[[ARENA]]
 // CHECK:      "test.use"(%[[A]], %[[B]])
 // CHECK:      %[[COPY:.*]] = gpu.memcpy async
 // CHECK-NEXT: gpu.wait [%[[COPY]]]
+// CHECK-NEXT: arith.constant 1024 : index
+// CHECK-NEXT: call @lmsArenaRelease(%[[PTR]], %[[OA]],
 // CHECK-NEXT: %[[DONE:.*]] = gpu.wait async
 // CHECK-NEXT: gpu.wait [%[[DONE]]]
 // CHECK:      arith.constant [[OFFA]] : index
@@ -27,6 +32,8 @@
 // CHECK:      gpu.dealloc async [%{{.*}}] %[[ARENA]] : memref<2048xi8>
 // CHECK-NEXT: gpu.wait
 // CHECK-NEXT: return
+// CHECK:      func.func private @lmsArenaAcquire(index, index, index)
+// CHECK:      func.func private @lmsArenaRelease(index, index, index)
 func.func @three(%host: memref<256xf32>) {
   %s0 = gpu.wait async
   %a, %t0 = gpu.alloc async [%s0] () : memref<256xf32>
