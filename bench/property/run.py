@@ -15,6 +15,13 @@ Checked: the pass succeeds or fails with a clean error; the outputs are the
 same; the measured device high-water mark equals the analysed peak and fits
 the budget; nothing leaks; --lms-strip gives back the input. Prints a table
 and writes JSON; exits 1 on any violation.
+
+With --arena the planning passes run with arena=true and the programs are
+lowered with arena=true (--lms-carve-arena) and run on an emulated device
+that allocates first-fit and checks every carved buffer: checked are the
+same outputs, no leak, and an analysed arena of @step within the budget
+(the measured high-water mark includes the buffers that cross the call, so
+it is not compared with the analysis there).
 """
 
 import argparse
@@ -224,9 +231,10 @@ def report_peak(path):
     return {f["name"]: f for f in json.loads(r.stdout)["functions"]}
 
 
-def execute(path, work, tag, capacity=None):
+def execute(path, work, tag, capacity=None, arena=False):
     ll = os.path.join(work, f"{tag}.ll.mlir")
-    r = run([LMS_OPT, path, "--lms-host-pipeline", "-o", ll])
+    r = run([LMS_OPT, path, "--lms-host-pipeline" +
+             ("=arena=true" if arena else ""), "-o", ll])
     if r.returncode:
         return None, "lowering failed: " + r.stderr.strip()[-300:]
     stats = os.path.join(work, f"{tag}.stats.json")
@@ -234,6 +242,8 @@ def execute(path, work, tag, capacity=None):
                LMS_COPY_DELAY_US="0")
     if capacity:
         env["LMS_DEVICE_BYTES"] = str(capacity)
+    if arena:
+        env["LMS_DEVICE_ALLOCATOR"] = "first-fit"
     r = run([f"{LLVM}/bin/mlir-runner", ll, "-e", "main",
              "-entry-point-result=void", f"-shared-libs={SHARED_LIBS}"],
             env=env, timeout=300)
@@ -243,7 +253,7 @@ def execute(path, work, tag, capacity=None):
     return (out, json.load(open(stats))), None
 
 
-def check(index, seed):
+def check(index, seed, arena=False):
     rng = random.Random(seed * 100003 + index)
     program = Program(rng).build(rng.randint(6, 28))
     method = rng.choice(["insert-swaps", "rematerialize", "plan"])
@@ -260,7 +270,8 @@ def check(index, seed):
         result.update(peak=peak, budget=budget)
         out = os.path.join(work, "planned.mlir")
         r = run([LMS_OPT, src, f"--lms-{method}=budget={budget} "
-                 f"alignment={ALIGN}", "-o", out])
+                 f"alignment={ALIGN}" + (" arena=true" if arena else ""),
+                 "-o", out])
         if r.returncode:
             clean = r.returncode == 1 and "error:" in r.stderr and \
                 "Stack dump" not in r.stderr
@@ -277,6 +288,24 @@ def check(index, seed):
         base, err = execute(src, work, "orig")
         if err:
             return dict(result, violation="original: " + err)
+        if arena:
+            planned, err = execute(out, work, "planned", arena=True)
+            if err:
+                return dict(result, violation="planned: " + err)
+            problems = []
+            if planned[0] != base[0]:
+                problems.append("different outputs")
+            if after["step"]["arena"]["bytes"] > budget:
+                problems.append(f"analysed arena of @step "
+                                f"{after['step']['arena']['bytes']} > budget "
+                                f"{budget}")
+            if planned[1]["leaked_bytes"]:
+                problems.append("leaks")
+            rewritten = "lms." in open(out).read()
+            return dict(result, outcome="rewritten" if rewritten else "fits",
+                        measured=planned[1]["peak_device_bytes"],
+                        analysed=after["step"]["arena"]["bytes"],
+                        violation="; ".join(problems) or None)
         planned, err = execute(out, work, "planned", capacity=budget
                                if budget >= after["main"]["peak_bytes"]
                                else None)
@@ -307,10 +336,12 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json")
+    ap.add_argument("--arena", action="store_true",
+                    help="plan against and lower to an arena per function")
     a = ap.parse_args()
     start = time.time()
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        results = list(pool.map(lambda i: check(i, a.seed),
+        results = list(pool.map(lambda i: check(i, a.seed, a.arena),
                                 range(a.programs)))
     seconds = time.time() - start
     counts = {}

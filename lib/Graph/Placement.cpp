@@ -556,6 +556,23 @@ llvm::Expected<Placement> lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
   }
   orders.push_back({"schedule", base});
   {
+    // Size classes (an eighth of a power of two apart), larger first, each
+    // in schedule order: buffers of nearly the same size follow each other
+    // through the same slot, as a size-class allocator keeps them.
+    auto sizeClass = [&](uint32_t i) {
+      uint64_t size = std::max<uint64_t>(placer.size(i), 1);
+      unsigned log = llvm::Log2_64(size);
+      uint64_t eighth = log >= 3 ? (size >> (log - 3)) & 7 : 0;
+      return static_cast<uint64_t>(log) * 8 + eighth;
+    };
+    std::vector<uint32_t> order = base;
+    llvm::stable_sort(order, [&](uint32_t a, uint32_t b) {
+      return std::make_tuple(sizeClass(b), buffers[a].begin, a) <
+             std::make_tuple(sizeClass(a), buffers[b].begin, b);
+    });
+    orders.push_back({"size-class", std::move(order)});
+  }
+  {
     // Greedy by breadth (TFLite): the busiest steps first. Each buffer is
     // keyed by the most bytes alive at a step of its lifetime; buffers that
     // span the peak are placed first and sit side by side.
