@@ -329,11 +329,28 @@ public:
     return result;
   }
 
+  /// The device allocation that contains `ptr` (a frame passed to a callee
+  /// lies inside its caller's arena), with `offset` made relative to it.
+  std::map<void *, size_t>::iterator containing(void *&ptr, uint64_t &offset) {
+    auto it = device.upper_bound(ptr);
+    if (it == device.begin())
+      return device.end();
+    --it;
+    char *start = static_cast<char *>(it->first);
+    uint64_t shift = static_cast<uint64_t>(static_cast<char *>(ptr) - start);
+    if (shift >= it->second)
+      return device.end();
+    ptr = it->first;
+    offset += shift;
+    return it;
+  }
+
   void arenaAcquire(void *arena, uint64_t offset, uint64_t bytes) override {
     std::lock_guard<std::mutex> lock(mutex);
-    auto it = device.find(arena);
+    void *given = arena;
+    auto it = containing(arena, offset);
     if (it == device.end())
-      fatal("a buffer carved out of " + pointerText(arena) +
+      fatal("a buffer carved out of " + pointerText(given) +
             ", which is not a live device allocation");
     uint64_t end;
     if (__builtin_add_overflow(offset, bytes, &end) || end > it->second)
@@ -365,6 +382,9 @@ public:
 
   void arenaRelease(void *arena, uint64_t offset, uint64_t bytes) override {
     std::lock_guard<std::mutex> lock(mutex);
+    if (containing(arena, offset) == device.end())
+      fatal("releasing a carved buffer of " + pointerText(arena) +
+            ", which is not a live device allocation");
     auto live = carved.find(arena);
     if (live == carved.end() || !live->second.count(offset) ||
         live->second[offset] != bytes || !device.count(arena))

@@ -127,6 +127,12 @@ TEST(EmulatedRuntime, CarvedBuffersAreCountedAndPoisonedOnRelease) {
   lmsArenaRelease(address, 0, 512);
   lmsArenaRelease(address, 1024, 2048);
   EXPECT_GE(statField("arena_peak_bytes"), 3072u);
+  // A frame inside the arena (a callee's buffers at its caller's offset):
+  // offsets are relative to the frame, checks to the whole arena.
+  lmsArenaAcquire(address, 0, 1024);
+  lmsArenaAcquire(address + 2048, 0, 1024);
+  lmsArenaRelease(address + 2048, 0, 1024);
+  lmsArenaRelease(address, 0, 1024);
   mgpuMemFree(arena, nullptr);
 }
 
@@ -235,6 +241,14 @@ TEST_F(EmulatedRuntimeDeathTest, OverlappingCarvedBuffersFailLoudly) {
       "not live in its arena \\(released twice\\?\\)");
   EXPECT_DEATH(lmsArenaAcquire(12345, 0, 16),
                "which is not a live device allocation");
+  EXPECT_DEATH(
+      {
+        auto address =
+            reinterpret_cast<intptr_t>(mgpuMemAlloc(4096, nullptr, false));
+        lmsArenaAcquire(address, 1024, 1024);
+        lmsArenaAcquire(address + 512, 1024, 1024); // [1536, 2560)
+      },
+      "buffers carved out of one arena overlap: \\[1536, 2560\\)");
 }
 
 TEST_F(EmulatedRuntimeDeathTest, DoubleFreeFailsLoudly) {

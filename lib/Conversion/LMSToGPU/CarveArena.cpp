@@ -79,13 +79,83 @@ struct LMSCarveArenaPass
     }
     SymbolTable symbols(module);
     declareRuntime(module, symbols);
-    bool failedAny = false;
+
+    // Callees first. A function called by another (and not on a cycle of
+    // calls) gets a variant that takes its frame, a slice of the caller's
+    // arena at the call, instead of allocating an arena of its own; calls
+    // from carved functions go to the variant.
+    SmallVector<func::FuncOp> order;
+    DenseSet<Operation *> visited, onStack, recursive;
+    std::function<void(func::FuncOp)> visit = [&](func::FuncOp func) {
+      visited.insert(func);
+      onStack.insert(func);
+      for (func::FuncOp callee : calleesOf(func, symbols)) {
+        if (onStack.count(callee)) {
+          recursive.insert(callee);
+          continue;
+        }
+        if (!visited.count(callee))
+          visit(callee);
+      }
+      onStack.erase(func);
+      order.push_back(func);
+    };
     for (auto func : module.getOps<func::FuncOp>())
-      if (!func.isExternal() && failed(carve(func, symbols, limit)))
+      if (!func.isExternal() && !visited.count(func))
+        visit(func);
+    DenseSet<Operation *> called;
+    for (func::FuncOp func : order)
+      for (func::FuncOp callee : calleesOf(func, symbols))
+        if (!recursive.count(callee) && callee != func)
+          called.insert(callee);
+
+    bool failedAny = false;
+    for (func::FuncOp func : order) {
+      if (called.count(func)) {
+        // The variant starts as a copy of the function before carving.
+        auto variant = cast<func::FuncOp>(func->clone());
+        variant.setSymName((func.getSymName() + "_lms_frame").str());
+        variant.setPrivate();
+        OpBuilder(func).insert(variant);
+        symbols.insert(variant);
+        if (failed(carve(variant, symbols, std::nullopt, /*frame=*/true)))
+          failedAny = true;
+        else if (auto bytes =
+                     variant->getAttrOfType<IntegerAttr>("lms.arena_bytes"))
+          frames[func] = {variant, static_cast<uint64_t>(bytes.getInt())};
+        else
+          variant.erase(); // nothing to carve: callers call the function
+      }
+      if (failed(carve(func, symbols, limit, /*frame=*/false)))
         failedAny = true;
+    }
+    // Variants no carved caller calls.
+    for (auto &[func, frame] : frames)
+      if (SymbolTable::symbolKnownUseEmpty(frame.variant, module))
+        frame.variant.erase();
     if (failedAny)
       signalPassFailure();
   }
+
+  /// The functions with bodies that `func` calls directly.
+  static SmallVector<func::FuncOp> calleesOf(func::FuncOp func,
+                                             SymbolTable &symbols) {
+    SmallVector<func::FuncOp> callees;
+    func.walk([&](func::CallOp call) {
+      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+      if (callee && !callee.isExternal() &&
+          !llvm::is_contained(callees, callee))
+        callees.push_back(callee);
+    });
+    return callees;
+  }
+
+  /// A function's frame variant and the frame it takes.
+  struct Frame {
+    func::FuncOp variant;
+    uint64_t bytes = 0;
+  };
+  DenseMap<Operation *, Frame> frames;
 
   /// The runtime's notifications (lib/Runtime): (arena address, offset,
   /// bytes), declared unless the module has them.
@@ -137,8 +207,10 @@ struct LMSCarveArenaPass
     return false;
   }
 
+  /// Places and carves the buffers of `func`: into an arena it allocates,
+  /// or with `frame` into a frame its caller passes as a last argument.
   LogicalResult carve(func::FuncOp func, SymbolTable &symbols,
-                      std::optional<uint64_t> limit) {
+                      std::optional<uint64_t> limit, bool frame) {
     if (!func.getBody().hasOneBlock())
       return success();
     Block &body = func.getBody().front();
@@ -171,7 +243,20 @@ struct LMSCarveArenaPass
                        *bytes, position[alloc], position[dealloc]});
       carved.push_back({alloc, dealloc, *bytes});
     }
-    if (carved.empty())
+    // Calls to carved functions: their frames live while the call runs.
+    SmallVector<std::pair<func::CallOp, Frame>> calls;
+    for (Operation &op : body) {
+      auto call = dyn_cast<func::CallOp>(&op);
+      auto callee =
+          call ? symbols.lookup<func::FuncOp>(call.getCallee()) : nullptr;
+      auto it = callee ? frames.find(callee) : frames.end();
+      if (it == frames.end())
+        continue;
+      lives.push_back({-1, static_cast<::lms::OpIndex>(calls.size()),
+                       it->second.bytes, position[call], position[call] + 1});
+      calls.push_back({call, it->second});
+    }
+    if (carved.empty() && calls.empty())
       return success();
 
     ::lms::PlacementOptions options;
@@ -196,33 +281,44 @@ struct LMSCarveArenaPass
     Type tokenType = gpu::AsyncTokenType::get(func.getContext());
     auto arenaType = MemRefType::get({static_cast<int64_t>(arenaBytes)},
                                      b.getIntegerType(8));
-    // The arena, held from entry to every return.
-    b.setInsertionPointToStart(&body);
-    Value start =
-        gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
-    auto arena =
-        gpu::AllocOp::create(b, loc, arenaType, tokenType, ValueRange{start},
-                             ValueRange{}, ValueRange{});
-    auto held =
-        gpu::WaitOp::create(b, loc, Type(), ValueRange{arena.getAsyncToken()});
-    for (Operation &op : body) {
-      if (!isa<func::ReturnOp>(&op))
-        continue;
-      b.setInsertionPoint(&op);
-      Value before =
-          gpu::WaitOp::create(b, op.getLoc(), tokenType, ValueRange{})
-              .getAsyncToken();
-      auto free = gpu::DeallocOp::create(b, op.getLoc(), tokenType,
-                                         ValueRange{before}, arena.getMemref());
-      gpu::WaitOp::create(b, op.getLoc(), Type(),
-                          ValueRange{free.getAsyncToken()});
+    Value arena;
+    if (frame) {
+      // The caller's slice: a last argument.
+      unsigned index = func.getNumArguments();
+      if (failed(func.insertArgument(index, arenaType, DictionaryAttr(), loc)))
+        return func.emitError() << "cannot add the frame argument";
+      arena = func.getArgument(index);
+      b.setInsertionPointToStart(&body);
+    } else {
+      // The arena, held from entry to every return.
+      b.setInsertionPointToStart(&body);
+      Value start =
+          gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
+      auto alloc =
+          gpu::AllocOp::create(b, loc, arenaType, tokenType, ValueRange{start},
+                               ValueRange{}, ValueRange{});
+      gpu::WaitOp::create(b, loc, Type(), ValueRange{alloc.getAsyncToken()});
+      arena = alloc.getMemref();
+      for (Operation &op : body) {
+        if (!isa<func::ReturnOp>(&op))
+          continue;
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(&op);
+        Value before =
+            gpu::WaitOp::create(b, op.getLoc(), tokenType, ValueRange{})
+                .getAsyncToken();
+        auto free = gpu::DeallocOp::create(b, op.getLoc(), tokenType,
+                                           ValueRange{before}, arena);
+        gpu::WaitOp::create(b, op.getLoc(), Type(),
+                            ValueRange{free.getAsyncToken()});
+      }
     }
 
     // The runtime is told where each carved buffer begins and ends (the
-    // emulated device checks and poisons them as allocations).
-    b.setInsertionPointAfter(held);
-    Value arenaAddress = memref::ExtractAlignedPointerAsIndexOp::create(
-        b, loc, arena.getMemref());
+    // emulated device checks and poisons them as allocations); a frame's
+    // address lies inside its caller's arena, which the runtime finds.
+    Value arenaAddress =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, arena);
     auto notify = [&](StringRef name, Location at, Value offset,
                       uint64_t bytes) {
       Value size =
@@ -236,8 +332,8 @@ struct LMSCarveArenaPass
       Location at = alloc.getLoc();
       Value offset = arith::ConstantIndexOp::create(
           b, at, static_cast<int64_t>(placement->offsets[i]));
-      Value view = memref::ViewOp::create(
-          b, at, alloc.getType(), arena.getMemref(), offset, ValueRange{});
+      Value view = memref::ViewOp::create(b, at, alloc.getType(), arena, offset,
+                                          ValueRange{});
       notify("lmsArenaAcquire", at, offset, buffer.bytes);
       // What waited for the allocation waits for its dependency (the
       // lowering gives each async op one), or for nothing.
@@ -264,6 +360,24 @@ struct LMSCarveArenaPass
             gpu::WaitOp::create(b, dealloc.getLoc(), tokenType, ValueRange{})
                 .getAsyncToken());
       dealloc.erase();
+    }
+    // Each call to a carved function passes its frame.
+    for (auto [k, entry] : llvm::enumerate(calls)) {
+      auto [call, callee] = entry;
+      b.setInsertionPoint(call);
+      Value offset = arith::ConstantIndexOp::create(
+          b, call.getLoc(),
+          static_cast<int64_t>(placement->offsets[carved.size() + k]));
+      auto frameType = MemRefType::get({static_cast<int64_t>(callee.bytes)},
+                                       b.getIntegerType(8));
+      Value slice = memref::ViewOp::create(b, call.getLoc(), frameType, arena,
+                                           offset, ValueRange{});
+      SmallVector<Value> operands(call.getOperands());
+      operands.push_back(slice);
+      auto replacement =
+          func::CallOp::create(b, call.getLoc(), callee.variant, operands);
+      call.replaceAllUsesWith(replacement.getResults());
+      call.erase();
     }
     func->setAttr("lms.arena_bytes",
                   b.getI64IntegerAttr(static_cast<int64_t>(arenaBytes)));

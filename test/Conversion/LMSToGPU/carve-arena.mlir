@@ -118,3 +118,62 @@ func.func @consume(%m: memref<64xf32>) {
   return
 }
 func.func private @printMemrefF32(memref<*xf32>)
+
+// -----
+
+// COM: Calls: the callee's buffers go into a frame, a slice of its caller's
+// COM: arena at the call (a variant of the callee takes it as a last
+// COM: argument); the caller places the frame as a buffer alive during the
+// COM: call, here next to its own buffer %a. The callee itself keeps
+// COM: allocating an arena of its own for other callers. A function that
+// COM: calls itself gets no frame variant.
+// CHECK-LABEL: func.func private @callee_lms_frame
+// CHECK-SAME: (%{{.*}}: memref<64xf32>, %[[FRAME:.*]]: memref<1024xi8>)
+// CHECK-SAME: lms.arena_bytes = 1024 : i64
+// CHECK-NOT:  gpu.alloc
+// CHECK:      memref.view %[[FRAME]][%{{.*}}][] : memref<1024xi8> to memref<256xf32>
+// CHECK:      return
+// CHECK-LABEL: func.func @callee
+// CHECK-SAME: lms.arena_bytes = 1024 : i64
+// CHECK:      gpu.alloc async [%{{.*}}] () : memref<1024xi8>
+// CHECK-LABEL: func.func @caller
+// CHECK-SAME: lms.arena_bytes = 2048 : i64
+// CHECK:      %[[ARENA:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<2048xi8>
+// CHECK:      %[[SLICE:.*]] = memref.view %[[ARENA]][%{{.*}}][] : memref<2048xi8> to memref<1024xi8>
+// CHECK-NEXT: call @callee_lms_frame(%{{.*}}, %[[SLICE]])
+// CHECK-LABEL: func.func @recursive
+// CHECK:      call @recursive(
+// CHECK-NOT:  func.func private @recursive_lms_frame
+func.func @callee(%in: memref<64xf32>) {
+  %s0 = gpu.wait async
+  %t, %t0 = gpu.alloc async [%s0] () : memref<256xf32>
+  gpu.wait [%t0]
+  "test.use"(%in, %t) : (memref<64xf32>, memref<256xf32>) -> ()
+  %s1 = gpu.wait async
+  %f0 = gpu.dealloc async [%s1] %t : memref<256xf32>
+  gpu.wait [%f0]
+  return
+}
+func.func @caller(%in: memref<64xf32>) {
+  %s0 = gpu.wait async
+  %a, %t0 = gpu.alloc async [%s0] () : memref<256xf32>
+  gpu.wait [%t0]
+  "test.use"(%a) : (memref<256xf32>) -> ()
+  call @callee(%in) : (memref<64xf32>) -> ()
+  "test.use"(%a) : (memref<256xf32>) -> ()
+  %s1 = gpu.wait async
+  %f0 = gpu.dealloc async [%s1] %a : memref<256xf32>
+  gpu.wait [%f0]
+  return
+}
+func.func @recursive(%in: memref<64xf32>) {
+  %s0 = gpu.wait async
+  %t, %t0 = gpu.alloc async [%s0] () : memref<256xf32>
+  gpu.wait [%t0]
+  "test.use"(%t) : (memref<256xf32>) -> ()
+  %s1 = gpu.wait async
+  %f0 = gpu.dealloc async [%s1] %t : memref<256xf32>
+  gpu.wait [%f0]
+  call @recursive(%in) : (memref<64xf32>) -> ()
+  return
+}
