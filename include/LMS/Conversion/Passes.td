@@ -95,6 +95,18 @@ def LMSCarveArena : Pass<"lms-carve-arena", "ModuleOp"> {
     device needs one contiguous block of the arena's size: an allocator that
     fragments cannot fail it midway.
 
+    Calls: a function called by another (not on a cycle of calls) gets a
+    private variant `@f_lms_frame` that takes its arena as a last argument
+    (`memref<Nxi8>`) instead of allocating one; a carved caller places the
+    callee's frame as a buffer alive during the call and passes a view of
+    its own arena at that offset, so a whole call tree below a function
+    makes one device allocation for the buffers it owns. Buffers that cross
+    a call (arguments, results) stay allocations of their own.
+
+    Each carved buffer's beginning and end is a call to the runtime
+    (`lmsArenaAcquire` / `lmsArenaRelease`: the arena's address, the offset,
+    the size), which checks and poisons them on the emulated device.
+
     The function gets `lms.arena_bytes` (the arena's size) and
     `lms.arena_live_bytes` (the most bytes of its buffers alive at once, the
     arena's lower bound). With `budget`, an arena over the budget is an
