@@ -745,3 +745,51 @@ lms::planRematHeuristic(const Graph &graph, uint64_t budget,
   return infeasible("no plan found: " + why +
                     "; DTR: " + llvm::toString(dtr.takeError()));
 }
+
+//===----------------------------------------------------------------------===//
+// The planners by name
+//===----------------------------------------------------------------------===//
+
+static constexpr std::pair<RematMethod, llvm::StringLiteral> kMethodNames[] = {
+    {RematMethod::Heuristic, "heuristic"},
+    {RematMethod::Exact, "exact"},
+    {RematMethod::DTR, "dtr"},
+    {RematMethod::ChenGreedy, "chen-greedy"},
+    {RematMethod::ChenSqrt, "chen-sqrt"},
+    {RematMethod::CheckpointAll, "checkpoint-all"},
+};
+
+llvm::StringRef lms::rematMethodName(RematMethod method) {
+  for (auto [m, name] : kMethodNames)
+    if (m == method)
+      return name;
+  return "unknown";
+}
+
+std::optional<RematMethod> lms::parseRematMethod(llvm::StringRef name) {
+  for (auto [m, text] : kMethodNames)
+    if (text == name)
+      return m;
+  return std::nullopt;
+}
+
+llvm::Expected<RematResult> lms::planRemat(const Graph &graph, uint64_t budget,
+                                           RematMethod method,
+                                           const RematOptions &options) {
+  switch (method) {
+  case RematMethod::Heuristic:
+    return planRematHeuristic(graph, budget, options);
+  case RematMethod::Exact:
+    return planRematExact(graph, budget, options);
+  case RematMethod::DTR:
+    return planRematDTR(graph, budget, options);
+  case RematMethod::ChenGreedy:
+    return planChenGreedy(graph, budget, options);
+  case RematMethod::ChenSqrt:
+    return planChenSqrt(graph, budget, options);
+  case RematMethod::CheckpointAll:
+    return planCheckpointAll(graph, budget, options);
+  }
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "unknown planner");
+}

@@ -73,14 +73,15 @@ LogicalResult mlir::lms::verifyRematKnobs(Operation *at,
                                           const RematKnobs &knobs,
                                           StringRef plannerOption,
                                           StringRef timeLimitOption) {
-  static const char *planners[] = {"heuristic", "exact", "dtr", "chen-greedy",
-                                   "chen-sqrt"};
-  if (!llvm::is_contained(planners, StringRef(knobs.planner)))
+  // Every planner but checkpoint-all (which cannot fit a budget).
+  std::optional<::lms::RematMethod> method =
+      ::lms::parseRematMethod(knobs.planner);
+  if (!method || *method == ::lms::RematMethod::CheckpointAll)
     return at->emitError() << "invalid " << plannerOption << " '"
                            << knobs.planner
                            << "': expected heuristic, exact, dtr, "
                               "chen-greedy or chen-sqrt";
-  if (knobs.planner == "exact" && !::lms::haveExactSolver())
+  if (*method == ::lms::RematMethod::Exact && !::lms::haveExactSolver())
     return at->emitError()
            << plannerOption
            << "=exact needs CBC: this build has no MILP solver (install "
@@ -271,16 +272,10 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
   RecomputeStats rewritten;
   llvm::Expected<::lms::RematResult> result =
       llvm::createStringError("not planned");
+  // verifyRematKnobs accepted the name.
+  ::lms::RematMethod method = *::lms::parseRematMethod(planner);
   auto plan = [&](uint64_t budget) {
-    if (planner == "exact")
-      return ::lms::planRematExact(rg->graph, budget, options);
-    if (planner == "dtr")
-      return ::lms::planRematDTR(rg->graph, budget, options);
-    if (planner == "chen-greedy")
-      return ::lms::planChenGreedy(rg->graph, budget, options);
-    if (planner == "chen-sqrt")
-      return ::lms::planChenSqrt(rg->graph, budget, options);
-    return ::lms::planRematHeuristic(rg->graph, budget, options);
+    return ::lms::planRemat(rg->graph, budget, method, options);
   };
   for (int attempt = 0;; ++attempt) {
     bool last = attempt + 1 == kAttempts;

@@ -256,21 +256,11 @@ int main(int argc, char **argv) {
                               *budget, lower,
                               static_cast<double>(lower) / referencePeak,
                               referencePeak));
-  auto planAt = [&](uint64_t target) -> llvm::Expected<RematResult> {
-    if (chosen == "checkpoint-all")
-      return planCheckpointAll(g, target, options);
-    if (chosen == "chen-sqrt")
-      return planChenSqrt(g, target, options);
-    if (chosen == "chen-greedy")
-      return planChenGreedy(g, target, options);
-    if (chosen == "heuristic")
-      return planRematHeuristic(g, target, options);
-    if (chosen == "dtr")
-      return planRematDTR(g, target, options);
-    if (chosen == "exact")
-      return planRematExact(g, target, options);
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "unknown method '" + chosen + "'");
+  std::optional<RematMethod> parsedMethod = parseRematMethod(chosen);
+  if (!parsedMethod)
+    return fail("unknown method '" + chosen + "'");
+  auto planAt = [&](uint64_t target) {
+    return planRemat(g, target, *parsedMethod, options);
   };
   std::optional<ArenaFit> fit;
   llvm::Expected<RematResult> result = [&]() -> llvm::Expected<RematResult> {

@@ -62,8 +62,9 @@ void expectValid(const Graph &g, const RematResult &r, uint64_t budget) {
     EXPECT_GE(computed[i], 1) << r.method << ": op " << i << " never runs";
   EXPECT_DOUBLE_EQ(cost, r.computeCost) << r.method;
   EXPECT_GE(cost, scheduleCost(g, nullptr) - 1e-9) << r.method;
-  if (r.lowerBound)
+  if (r.lowerBound) {
     EXPECT_LE(*r.lowerBound, cost + 1e-6) << r.method;
+  }
 }
 
 TEST(Remat, ReferencePeakNeedsNoRecomputation) {
@@ -216,8 +217,9 @@ TEST(Remat, RandomGraphsKeepTheContract) {
         if (r->method == "heuristic")
           heuristicCost = r->computeCost;
       }
-      if (fraction == 1.0)
+      if (fraction == 1.0) {
         EXPECT_TRUE(heuristicCost.has_value()) << "round " << round;
+      }
       if (heuristicCost)
         ++solved;
       if (heuristicCost && haveExactSolver() && round % 4 == 0) {
@@ -275,3 +277,21 @@ TEST(GraphFile, ErrorsNameTheProblem) {
 }
 
 } // namespace
+
+TEST(Remat, PlannersByName) {
+  // Every name round-trips, and planRemat runs the method it names.
+  for (RematMethod m : {RematMethod::Heuristic, RematMethod::Exact,
+                        RematMethod::DTR, RematMethod::ChenGreedy,
+                        RematMethod::ChenSqrt, RematMethod::CheckpointAll})
+    EXPECT_EQ(parseRematMethod(rematMethodName(m)), m);
+  EXPECT_FALSE(parseRematMethod("greedy").has_value());
+  Graph g;
+  TensorIndex a = g.addTensor("a", 10), b = g.addTensor("b", 10);
+  g.addOp("a", {}, {a});
+  g.addOp("b", {a}, {b});
+  g.setLiveOut(b);
+  llvm::Expected<RematResult> r =
+      planRemat(g, 100, RematMethod::ChenGreedy, RematOptions());
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->method, "chen-greedy");
+}

@@ -26,6 +26,7 @@
 #include "LMS/Graph/Device.h"
 #include "LMS/Graph/Memory.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <functional>
@@ -109,6 +110,29 @@ llvm::Expected<RematResult> planRematDTR(const Graph &graph, uint64_t budget,
                                          const RematOptions &options);
 llvm::Expected<RematResult> planRematExact(const Graph &graph, uint64_t budget,
                                            const RematOptions &options);
+
+/// The planners by name: one entry point for every caller (lms-plan, the
+/// passes), so that a new planner is added in one place.
+enum class RematMethod {
+  Heuristic,
+  Exact,
+  DTR,
+  ChenGreedy,
+  ChenSqrt,
+  CheckpointAll
+};
+
+/// The name options use: heuristic, exact, dtr, chen-greedy, chen-sqrt,
+/// checkpoint-all.
+llvm::StringRef rematMethodName(RematMethod method);
+
+/// The method of a name; nullopt for an unknown one.
+std::optional<RematMethod> parseRematMethod(llvm::StringRef name);
+
+/// Runs `method`.
+llvm::Expected<RematResult> planRemat(const Graph &graph, uint64_t budget,
+                                      RematMethod method,
+                                      const RematOptions &options);
 
 /// Graphs larger than this use the DTR simulation for the heuristic.
 constexpr size_t kIntervalSearchMaxOps = 1000000;
