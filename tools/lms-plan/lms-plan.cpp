@@ -258,7 +258,9 @@ int main(int argc, char **argv) {
                               referencePeak));
   std::optional<RematMethod> parsedMethod = parseRematMethod(chosen);
   if (!parsedMethod)
-    return fail("unknown method '" + chosen + "'");
+    return fail("unknown method '" + chosen +
+                "': expected checkpoint-all, chen-sqrt, chen-greedy, "
+                "heuristic, dtr or exact");
   auto planAt = [&](uint64_t target) {
     return planRemat(g, target, *parsedMethod, options);
   };
