@@ -19,9 +19,9 @@ and writes JSON; exits 1 on any violation.
 With --arena the planning passes run with arena=true and the programs are
 lowered with arena=true (--lms-carve-arena) and run on an emulated device
 that allocates first-fit and checks every carved buffer: checked are the
-same outputs, no leak, and an analysed arena of @step within the budget
-(the measured high-water mark includes the buffers that cross the call, so
-it is not compared with the analysis there).
+same outputs, no leak, the measured high-water mark equal to the analysed
+arena of @main (its arena, the frame of @step inside it, and the buffers
+that cross the call), and the analysed arena of @step within the budget.
 """
 
 import argparse
@@ -266,7 +266,9 @@ def check(index, seed, arena=False):
             return dict(result, violation="the input does not analyse")
         peak = before["step"]["peak_bytes"]
         floor = before["step"]["min_feasible_bytes"]
-        budget = rng.randint(min(floor, peak), peak)
+        # With arenas, what the budget bounds starts at the unplanned arena.
+        top = before["step"]["arena"]["bytes"] if arena else peak
+        budget = rng.randint(min(floor, top), top)
         result.update(peak=peak, budget=budget)
         out = os.path.join(work, "planned.mlir")
         r = run([LMS_OPT, src, f"--lms-{method}=budget={budget} "
@@ -295,6 +297,11 @@ def check(index, seed, arena=False):
             problems = []
             if planned[0] != base[0]:
                 problems.append("different outputs")
+            if planned[1]["peak_device_bytes"] != after["main"]["arena"][
+                    "bytes"]:
+                problems.append(f"measured {planned[1]['peak_device_bytes']}"
+                                f" != analysed arena "
+                                f"{after['main']['arena']['bytes']}")
             if after["step"]["arena"]["bytes"] > budget:
                 problems.append(f"analysed arena of @step "
                                 f"{after['step']['arena']['bytes']} > budget "

@@ -486,8 +486,54 @@ uint64_t lms::livePeakBytes(llvm::ArrayRef<BufferLife> buffers,
   return static_cast<uint64_t>(peak);
 }
 
+/// Places buffers given in allocation order with times 0..n-1 (see
+/// placeBuffers).
+static llvm::Expected<Placement>
+placeNormalized(llvm::ArrayRef<BufferLife> buffers,
+                const PlacementOptions &options);
+
 llvm::Expected<Placement> lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
                                             const PlacementOptions &options) {
+  // The placement depends only on which buffers are alive together and on
+  // their sizes, never on how time is counted: buffer j of the allocation
+  // order (by begin, then as given) begins at time j, and a buffer ends at
+  // the number of allocations made before its end. Two programs that make
+  // the same allocations and frees in the same order (a plan over steps,
+  // the lowered IR over ops) get the same offsets.
+  std::vector<uint32_t> order;
+  std::vector<uint32_t> begins;
+  for (auto [i, life] : llvm::enumerate(buffers))
+    if (occupies(life)) {
+      order.push_back(static_cast<uint32_t>(i));
+      begins.push_back(life.begin);
+    }
+  llvm::stable_sort(order, [&](uint32_t a, uint32_t b) {
+    return buffers[a].begin < buffers[b].begin;
+  });
+  llvm::sort(begins);
+  std::vector<BufferLife> normalized;
+  normalized.reserve(order.size());
+  for (auto [rank, i] : llvm::enumerate(order)) {
+    BufferLife life = buffers[i];
+    life.begin = static_cast<uint32_t>(rank);
+    life.end = static_cast<uint32_t>(
+        std::lower_bound(begins.begin(), begins.end(), buffers[i].end) -
+        begins.begin());
+    normalized.push_back(life);
+  }
+  llvm::Expected<Placement> placed = placeNormalized(normalized, options);
+  if (!placed)
+    return placed.takeError();
+  std::vector<uint64_t> offsets(buffers.size(), 0);
+  for (auto [rank, i] : llvm::enumerate(order))
+    offsets[i] = placed->offsets[rank];
+  placed->offsets = std::move(offsets);
+  return placed;
+}
+
+static llvm::Expected<Placement>
+placeNormalized(llvm::ArrayRef<BufferLife> buffers,
+                const PlacementOptions &options) {
   uint64_t alignment = std::max<uint64_t>(1, options.alignment);
   // Every offset and sum below is bounded by the total of all sizes.
   uint64_t total = 0;

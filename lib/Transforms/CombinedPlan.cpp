@@ -80,8 +80,12 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                            const ::lms::DeviceSpec &spec, uint64_t swapBudget,
                            uint64_t limit) {
     Outcome outcome;
+    // The offloading share is of live bytes; the recomputation after it
+    // fits what the budget bounds (the arena, with arena=true).
+    GraphOptions swapOptions = graphOptions;
+    swapOptions.arena = false;
     FailureOr<SwapStats> swaps =
-        insertSwapsInFunction(func, graphOptions, spec, swapBudget, swapKnobs);
+        insertSwapsInFunction(func, swapOptions, spec, swapBudget, swapKnobs);
     if (failed(swaps))
       return failure();
     outcome.swaps = *swaps;
@@ -108,8 +112,11 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     if (failed(graph))
       return failure();
     uint64_t peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
-    if (budgetedBytes(*graph, graphOptions) <= *limit)
+    uint64_t measured = budgetedBytes(*graph, graphOptions);
+    if (measured <= *limit)
       return success();
+    // What must go: of the live bytes, or of the arena with arena=true.
+    uint64_t excess = measured - *limit;
     double unconstrained =
         ::lms::simulate(graph->getGraph(), spec).totalSeconds;
 
@@ -129,7 +136,8 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       copy->destroy();
     };
     auto swapBudgetOf = [&](double share) {
-      return peak - static_cast<uint64_t>(share * double(peak - *limit));
+      return peak - std::min<uint64_t>(
+                        peak, static_cast<uint64_t>(share * double(excess)));
     };
     std::optional<size_t> best;
     std::vector<std::optional<Outcome>> outcomes(shares.size());

@@ -54,6 +54,19 @@ rewriteAndMeasure(FunctionOpInterface func, const GraphOptions &graphOptions,
   return budgetedBytes(*after, graphOptions);
 }
 
+/// The error when, with arena=true, the last plan's arena is still over the
+/// budget.
+static LogicalResult arenaOverBudget(FunctionOpInterface func, uint64_t limit,
+                                     uint64_t arena, int attempts) {
+  return emitError(func.getLoc())
+         << "cannot fit the budget " << ::lms::formatBytes(limit) << " ("
+         << limit << " bytes) with the buffers placed in an arena: after "
+         << attempts << " plans for less, the function still needs "
+         << ::lms::formatBytes(arena) << " (" << arena
+         << " bytes: its arena, and the buffers that cross calls as "
+            "allocations of their own)";
+}
+
 /// Puts back the body that rewriteAndMeasure saved, and frees the copy.
 static void restoreBody(FunctionOpInterface func, Operation *backup) {
   func->getRegion(0).takeBody(backup->getRegion(0));
@@ -173,15 +186,25 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
              << " bytes): its plan peaks at " << result->peakBytes << " bytes";
 
     Operation *backup = nullptr;
-    FailureOr<uint64_t> peakAfter =
-        rewriteAndMeasure(func, graphOptions, !last, backup, [&] {
-          rewriteWithSwaps(*graph, candidates, result->plan);
-        });
+    FailureOr<uint64_t> peakAfter = rewriteAndMeasure(
+        func, graphOptions, !last || graphOptions.arena, backup,
+        [&] { rewriteWithSwaps(*graph, candidates, result->plan); });
     if (failed(peakAfter))
       return failure();
+    if (*peakAfter > limit && last && graphOptions.arena) {
+      // What the arena needs besides the live bytes did not shrink with
+      // them: a clean error, the function as it was.
+      restoreBody(func, backup);
+      return arenaOverBudget(func, limit, *peakAfter, kAttempts);
+    }
     if (*peakAfter > limit && !last) {
       restoreBody(func, backup);
-      target -= std::min(target, *peakAfter - limit);
+      // With an arena, later attempts lower the target faster: the bytes
+      // the arena adds do not all go with the live bytes.
+      uint64_t excess = *peakAfter - limit;
+      if (graphOptions.arena)
+        excess *= attempt + 1;
+      target -= std::min(target, excess);
       continue;
     }
     if (backup)
@@ -297,12 +320,15 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
 
     Operation *backup = nullptr;
     rewritten = RecomputeStats();
-    FailureOr<uint64_t> peakAfter =
-        rewriteAndMeasure(func, graphOptions, !last, backup, [&] {
-          rewriteWithRecomputes(*graph, *rg, result->plan, &rewritten);
-        });
+    FailureOr<uint64_t> peakAfter = rewriteAndMeasure(
+        func, graphOptions, !last || graphOptions.arena, backup,
+        [&] { rewriteWithRecomputes(*graph, *rg, result->plan, &rewritten); });
     if (failed(peakAfter))
       return failure();
+    if (*peakAfter > limit && last && graphOptions.arena) {
+      restoreBody(func, backup);
+      return arenaOverBudget(func, limit, *peakAfter, kAttempts);
+    }
     if (*peakAfter <= limit || last) {
       if (backup)
         backup->destroy();

@@ -22,6 +22,8 @@
 
 using namespace mlir;
 using namespace mlir::lms;
+using ::lms::OpIndex;
+using ::lms::TensorIndex;
 
 SmallVector<FunctionOpInterface>
 mlir::lms::functionsCalleesFirst(ModuleOp module) {
@@ -110,6 +112,189 @@ LogicalResult mlir::lms::reportInfeasible(FunctionOpInterface func,
   return diag;
 }
 
+namespace {
+
+/// The device memory of a function as --lms-carve-arena lowers it: one
+/// arena for the buffers the function allocates and frees itself, with a
+/// frame for each call to a function of the module that carves buffers
+/// (the callee's own arena, nested), allocated for the whole function; and
+/// the buffers that cross calls (arguments, results, values passed to
+/// callees) and those of dynamic shape as allocations of their own. The
+/// function then holds its arena plus the most bytes of those at once.
+class ArenaModel {
+public:
+  explicit ArenaModel(const GraphOptions &options) : options(options) {}
+
+  struct Result {
+    /// The arena (0 when nothing is carved).
+    uint64_t arenaBytes = 0;
+    /// The most bytes of allocations of their own alive at once.
+    uint64_t ownPeakBytes = 0;
+    /// The arguments and returned values, which a caller counts.
+    uint64_t boundaryBytes = 0;
+  };
+
+  Result of(const FunctionGraph &fg) {
+    const ::lms::Graph &g = fg.getGraph();
+    Result result;
+    // Which ops are calls into the module, and what their callees hold.
+    std::vector<std::optional<Result>> callees(g.numOps());
+    std::vector<uint8_t> crossing(g.numTensors(), 0);
+    for (OpIndex i = 0; i < static_cast<OpIndex>(g.numOps()); ++i) {
+      auto call = dyn_cast<CallOpInterface>(fg.getOp(i));
+      auto callee = call ? dyn_cast_or_null<FunctionOpInterface>(
+                               call.resolveCallableInTable(&symbolTables))
+                         : FunctionOpInterface();
+      if (!callee || callee.isExternal())
+        continue;
+      for (TensorIndex t : g.op(i).inputs)
+        crossing[t] = 1;
+      for (TensorIndex t : g.op(i).outputs)
+        crossing[t] = 1;
+      callees[i] = ofCallee(callee);
+    }
+    for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t) {
+      const ::lms::Tensor &tensor = g.tensor(t);
+      Value value = fg.getAllocatingValue(t);
+      auto shaped = value ? dyn_cast<ShapedType>(value.getType()) : nullptr;
+      if (tensor.producer == ::lms::kEntry || tensor.liveOut ||
+          !(shaped && shaped.hasStaticShape()))
+        crossing[t] = 1;
+    }
+    // The returned values are the terminator's operands.
+    if (g.numOps() > 0)
+      for (TensorIndex t : g.op(g.numOps() - 1).inputs)
+        crossing[t] = 1;
+
+    // Walk the schedule: the carved buffers and frames as lives (in the
+    // order the lowering allocates them), the rest as allocations of their
+    // own.
+    ::lms::Plan plan = ::lms::referencePlan(g);
+    std::vector<::lms::BufferLife> lives;
+    std::vector<int64_t> open(g.numTensors(), -1);
+    auto device = [&](TensorIndex t) {
+      return g.tensor(t).space == ::lms::MemorySpace::Device;
+    };
+    int64_t own = 0, ownPeak = 0;
+    llvm::SmallDenseSet<TensorIndex> counted;
+    for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t)
+      if (g.tensor(t).producer == ::lms::kEntry && device(t)) {
+        own += g.tensor(t).bytes;
+        if (counted.insert(t).second)
+          result.boundaryBytes += g.tensor(t).bytes;
+      }
+    if (g.numOps() > 0)
+      for (TensorIndex t : g.op(g.numOps() - 1).inputs)
+        if (device(t) && counted.insert(t).second)
+          result.boundaryBytes += g.tensor(t).bytes;
+    ownPeak = own;
+    std::vector<uint8_t> resident(g.numTensors(), 0);
+    for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t)
+      resident[t] = g.tensor(t).producer == ::lms::kEntry && device(t);
+    for (auto [index, step] : llvm::enumerate(plan)) {
+      uint32_t s = static_cast<uint32_t>(index);
+      switch (step.kind) {
+      case ::lms::Step::Compute: {
+        const ::lms::Op &op = g.op(step.index);
+        int64_t before = own;
+        for (TensorIndex t : op.outputs) {
+          if (!device(t) || resident[t])
+            continue;
+          resident[t] = 1;
+          if (crossing[t]) {
+            own += g.tensor(t).bytes;
+          } else {
+            open[t] = static_cast<int64_t>(lives.size());
+            lives.push_back({t, step.index, g.tensor(t).bytes, s, s});
+          }
+        }
+        int64_t transient = op.transientBytes;
+        if (const std::optional<Result> &callee = callees[step.index]) {
+          // The callee's arena is a frame of ours; what it allocates on
+          // its own, beyond what we count, adds to ours.
+          if (callee->arenaBytes > 0)
+            lives.push_back({-1, step.index, callee->arenaBytes, s, s + 1});
+          transient = static_cast<int64_t>(callee->ownPeakBytes) -
+                      static_cast<int64_t>(callee->boundaryBytes);
+        }
+        int64_t during = transient >= 0 ? own + transient
+                                        : std::max(before, own + transient);
+        ownPeak = std::max(ownPeak, during);
+        break;
+      }
+      case ::lms::Step::Free:
+        resident[step.index] = 0;
+        if (open[step.index] >= 0) {
+          lives[open[step.index]].end = s;
+          open[step.index] = -1;
+        } else {
+          own -= g.tensor(step.index).bytes;
+        }
+        break;
+      case ::lms::Step::SwapIn:
+        resident[step.index] = 1;
+        if (crossing[step.index]) {
+          own += g.tensor(step.index).bytes;
+          ownPeak = std::max(ownPeak, own);
+        } else {
+          open[step.index] = static_cast<int64_t>(lives.size());
+          lives.push_back({step.index, -1, g.tensor(step.index).bytes, s, s});
+        }
+        break;
+      case ::lms::Step::SwapOut:
+      case ::lms::Step::FreeHost:
+        break;
+      }
+    }
+    for (int64_t life : open)
+      if (life >= 0)
+        lives[life].end = static_cast<uint32_t>(plan.size());
+    ::lms::PlacementOptions placement;
+    placement.alignment = options.alignment;
+    llvm::Expected<::lms::Placement> placed =
+        ::lms::placeBuffers(lives, placement);
+    if (!placed) {
+      // Sizes past 2^62 in all: no arena holds them.
+      llvm::consumeError(placed.takeError());
+      result.arenaBytes = uint64_t(1) << 62;
+    } else if (!lives.empty()) {
+      result.arenaBytes = std::max<uint64_t>(placed->arenaBytes, 1);
+    }
+    result.ownPeakBytes = static_cast<uint64_t>(ownPeak);
+    return result;
+  }
+
+private:
+  /// A callee's model (computed once; a callee on a cycle of calls is
+  /// counted by its live bytes, as the lowering gives it arenas of its own).
+  std::optional<Result> ofCallee(FunctionOpInterface callee) {
+    auto cached = results.find(callee);
+    if (cached != results.end())
+      return cached->second;
+    if (!inProgress.insert(callee).second)
+      return std::nullopt;
+    std::optional<Result> result;
+    {
+      // Diagnostics of the callee were given when it was planned.
+      ScopedDiagnosticHandler quiet(callee->getContext(),
+                                    [](Diagnostic &) { return success(); });
+      FailureOr<FunctionGraph> graph = FunctionGraph::build(callee, options);
+      if (succeeded(graph))
+        result = of(*graph);
+    }
+    inProgress.erase(callee);
+    results[callee] = result;
+    return result;
+  }
+
+  GraphOptions options;
+  SymbolTableCollection symbolTables;
+  DenseMap<Operation *, std::optional<Result>> results;
+  DenseSet<Operation *> inProgress;
+};
+
+} // namespace
+
 uint64_t mlir::lms::budgetedBytes(const FunctionGraph &graph,
                                   const GraphOptions &options) {
   const ::lms::Graph &g = graph.getGraph();
@@ -118,20 +303,8 @@ uint64_t mlir::lms::budgetedBytes(const FunctionGraph &graph,
           .peakBytes;
   if (!options.arena)
     return peak;
-  ::lms::PlacementOptions placement;
-  placement.alignment = options.alignment;
-  llvm::Expected<::lms::Placement> placed =
-      ::lms::placePlan(g, ::lms::referencePlan(g), placement);
-  if (!placed) {
-    // Sizes past 2^62 in all: no arena holds them.
-    llvm::consumeError(placed.takeError());
-    return std::numeric_limits<uint64_t>::max();
-  }
-  // The live peak plus what placement wastes. Without calls the buffers'
-  // own live peak is the evaluator's and this is the arena; a call whose
-  // callee frees its arguments before its peak (a negative transient) is
-  // counted as the evaluator counts it, not as a block of the arena.
-  return peak + (placed->arenaBytes - placed->livePeakBytes);
+  ArenaModel::Result model = ArenaModel(options).of(graph);
+  return model.arenaBytes + model.ownPeakBytes;
 }
 
 FailureOr<PlanningContext>
