@@ -92,10 +92,12 @@ TEST_F(PipelineTest, EachStrategyFitsTheBudget) {
     options.strategy = c.strategy;
     ASSERT_TRUE(succeeded(run(*module, options)));
     EXPECT_LE(peakOf(*module), kBudget);
-    if (c.swaps)
+    if (c.swaps) {
       EXPECT_GT(count<mlir::lms::SwapOutOp>(*module), 0);
-    if (c.recomputes)
+    }
+    if (c.recomputes) {
       EXPECT_GT(count<mlir::lms::RecomputeOp>(*module), 0);
+    }
     // Whatever it chose, the plan rewrote the program.
     EXPECT_GT(count<mlir::lms::SwapOutOp>(*module) +
                   count<mlir::lms::RecomputeOp>(*module),
