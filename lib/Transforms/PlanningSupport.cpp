@@ -112,7 +112,8 @@ LogicalResult mlir::lms::reportInfeasible(FunctionOpInterface func,
   return diag;
 }
 
-namespace {
+namespace mlir {
+namespace lms {
 
 /// The device memory of a function as --lms-carve-arena lowers it: one
 /// arena for the buffers the function allocates and frees itself, with a
@@ -134,7 +135,18 @@ public:
     uint64_t boundaryBytes = 0;
   };
 
+  /// The model of `fg`'s function: its callees' first, callees first, each
+  /// once (iteratively: call chains may be thousands deep).
   Result of(const FunctionGraph &fg) {
+    prepareCallees(fg.getFunction());
+    return compute(fg);
+  }
+
+  /// Reuse across functions (a report of every function of a module).
+  void clear() { results.clear(); }
+
+private:
+  Result compute(const FunctionGraph &fg) {
     const ::lms::Graph &g = fg.getGraph();
     Result result;
     // Which ops are calls into the module, and what their callees hold.
@@ -151,7 +163,9 @@ public:
         crossing[t] = 1;
       for (TensorIndex t : g.op(i).outputs)
         crossing[t] = 1;
-      callees[i] = ofCallee(callee);
+      auto known = results.find(callee);
+      if (known != results.end())
+        callees[i] = known->second;
     }
     for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t) {
       const ::lms::Tensor &tensor = g.tensor(t);
@@ -264,47 +278,86 @@ public:
     return result;
   }
 
-private:
-  /// A callee's model (computed once; a callee on a cycle of calls is
-  /// counted by its live bytes, as the lowering gives it arenas of its own).
-  std::optional<Result> ofCallee(FunctionOpInterface callee) {
-    auto cached = results.find(callee);
-    if (cached != results.end())
-      return cached->second;
-    if (!inProgress.insert(callee).second)
-      return std::nullopt;
-    std::optional<Result> result;
-    {
-      // Diagnostics of the callee were given when it was planned.
-      ScopedDiagnosticHandler quiet(callee->getContext(),
-                                    [](Diagnostic &) { return success(); });
-      FailureOr<FunctionGraph> graph = FunctionGraph::build(callee, options);
-      if (succeeded(graph))
-        result = of(*graph);
+  /// The functions with bodies `func` calls.
+  SmallVector<Operation *> calleesOf(Operation *func) {
+    SmallVector<Operation *> callees;
+    func->walk([&](CallOpInterface call) {
+      auto callee = dyn_cast_or_null<FunctionOpInterface>(
+          call.resolveCallableInTable(&symbolTables));
+      if (callee && !callee.isExternal() &&
+          !llvm::is_contained(callees, callee))
+        callees.push_back(callee);
+    });
+    return callees;
+  }
+
+  /// Computes the models of everything `root` calls, callees first, with an
+  /// explicit stack. A callee on a cycle of calls gets none (the lowering
+  /// gives it arenas of its own; it is counted by its live bytes).
+  void prepareCallees(Operation *root) {
+    struct Frame {
+      Operation *func;
+      SmallVector<Operation *> callees;
+      size_t next = 0;
+    };
+    SmallVector<Frame> stack;
+    DenseSet<Operation *> onStack, visited;
+    stack.push_back({root, calleesOf(root)});
+    onStack.insert(root);
+    visited.insert(root);
+    while (!stack.empty()) {
+      Frame &top = stack.back();
+      if (top.next < top.callees.size()) {
+        Operation *callee = top.callees[top.next++];
+        if (results.count(callee) || onStack.count(callee) ||
+            !visited.insert(callee).second)
+          continue;
+        onStack.insert(callee);
+        stack.push_back({callee, calleesOf(callee)});
+        continue;
+      }
+      Operation *func = top.func;
+      onStack.erase(func);
+      stack.pop_back();
+      if (func == root)
+        continue;
+      std::optional<Result> result;
+      {
+        // Diagnostics of the callee were given when it was planned.
+        ScopedDiagnosticHandler quiet(func->getContext(),
+                                      [](Diagnostic &) { return success(); });
+        FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
+        if (succeeded(graph))
+          result = compute(*graph);
+      }
+      results[func] = result;
     }
-    inProgress.erase(callee);
-    results[callee] = result;
-    return result;
   }
 
   GraphOptions options;
   SymbolTableCollection symbolTables;
   DenseMap<Operation *, std::optional<Result>> results;
-  DenseSet<Operation *> inProgress;
 };
 
-} // namespace
+} // namespace lms
+} // namespace mlir
+
+BudgetedBytes::BudgetedBytes(const GraphOptions &options)
+    : options(options), model(std::make_unique<ArenaModel>(options)) {}
+BudgetedBytes::~BudgetedBytes() = default;
+
+uint64_t BudgetedBytes::operator()(const FunctionGraph &graph) {
+  if (!options.arena)
+    return ::lms::evaluateSchedule(graph.getGraph(),
+                                   ::lms::EvalOptions{/*recordSteps=*/false})
+        .peakBytes;
+  ArenaModel::Result result = model->of(graph);
+  return result.arenaBytes + result.ownPeakBytes;
+}
 
 uint64_t mlir::lms::budgetedBytes(const FunctionGraph &graph,
                                   const GraphOptions &options) {
-  const ::lms::Graph &g = graph.getGraph();
-  uint64_t peak =
-      ::lms::evaluateSchedule(g, ::lms::EvalOptions{/*recordSteps=*/false})
-          .peakBytes;
-  if (!options.arena)
-    return peak;
-  ArenaModel::Result model = ArenaModel(options).of(graph);
-  return model.arenaBytes + model.ownPeakBytes;
+  return BudgetedBytes(options)(graph);
 }
 
 FailureOr<PlanningContext>

@@ -204,6 +204,10 @@ struct LMSReportMemoryPass
       stripLMSOps(*stripped);
     }
 
+    GraphOptions arenaOptions = *options;
+    arenaOptions.arena = true;
+    BudgetedBytes measure(arenaOptions);
+    arenaMeasure = &measure;
     std::vector<FunctionReport> reports;
     bool failedAny = false;
     for (FunctionOpInterface func : functionsWithBodies(module)) {
@@ -215,6 +219,7 @@ struct LMSReportMemoryPass
       }
       reports.push_back(std::move(report));
     }
+    arenaMeasure = nullptr;
     if (failedAny)
       return signalPassFailure();
 
@@ -255,9 +260,7 @@ struct LMSReportMemoryPass
       return func.emitError() << "cannot place the buffers in an arena: "
                               << llvm::toString(placement.takeError());
     report.placement = std::move(*placement);
-    GraphOptions arenaOptions = options;
-    arenaOptions.arena = true;
-    report.arenaMeasure = budgetedBytes(*report.graph, arenaOptions);
+    report.arenaMeasure = (*arenaMeasure)(*report.graph);
     OpIndex current = -1;
     for (const ::lms::Step &step : plan) {
       if (step.kind == ::lms::Step::Compute)
@@ -616,6 +619,9 @@ struct LMSReportMemoryPass
     return chart;
   }
 
+  /// The arena lowering's need, with the callees' models shared (set
+  /// while runOnOperation runs).
+  BudgetedBytes *arenaMeasure = nullptr;
   ::lms::DeviceSpec deviceSpec;
   /// Ops of the module (not lms ops) to their copies in the stripped module.
   DenseMap<Operation *, Operation *> cloneOf;

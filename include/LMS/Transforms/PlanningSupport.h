@@ -42,6 +42,21 @@ struct PlanningContext {
 /// calls; a call is counted by its callee's peak, as the analysis does).
 uint64_t budgetedBytes(const FunctionGraph &graph, const GraphOptions &options);
 
+class ArenaModel;
+
+/// budgetedBytes for several functions of a module (a report), computing
+/// the model of each callee once. Valid while the module does not change.
+class BudgetedBytes {
+public:
+  explicit BudgetedBytes(const GraphOptions &options);
+  ~BudgetedBytes();
+  uint64_t operator()(const FunctionGraph &graph);
+
+private:
+  GraphOptions options;
+  std::unique_ptr<ArenaModel> model;
+};
+
 /// The unplanned peak of the program in `module`: the largest peak (without
 /// LMS ops) of an entry function, a function no other function calls, with
 /// its callees counted at their call sites.
