@@ -7,11 +7,14 @@
 // allocations alive at the same time never overlap. The arena is then what
 // the device must hold; the live-bytes peak is its lower bound.
 //
-// The placer is greedy best-fit in several orders (decreasing size, as XLA's
-// heap simulator and TFLite's arena planner do; decreasing size x lifetime;
-// schedule order), then a bounded improvement search that moves the
-// allocations that set the arena's top earlier in the order. Work is bounded
-// by counts, never by time, so the result is the same on any machine.
+// The placer starts from what an online best-fit allocator does in schedule
+// order, then places greedily (best fit and first fit) in several offline
+// orders (decreasing size, as XLA's heap simulator and TFLite's arena
+// planner do; size x lifetime; schedule order; size classes; TFLite's greedy
+// by breadth), then improves the best by ruin and recreate around the
+// buffers that reach the top. Time is counted by allocations, so the offsets
+// depend only on the order of allocations and releases. Work is bounded by
+// counts, never by time, so the result is the same on any machine.
 //
 //===----------------------------------------------------------------------===//
 
