@@ -7,7 +7,10 @@
 #include "LMS/Analysis/CostModel.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/CallInterfaces.h"
@@ -19,15 +22,13 @@ using namespace mlir::lms;
 using ::lms::OpCost;
 
 bool mlir::lms::isViewLikeOp(Operation *op) {
-  if (isa<ViewLikeOpInterface>(op))
-    return true;
-  return llvm::StringSwitch<bool>(op->getName().getStringRef())
-      .Cases({"tensor.cast", "tensor.expand_shape", "tensor.collapse_shape",
-              "tensor.extract_slice", "tensor.reshape", "tensor.bitcast",
-              "bufferization.to_tensor", "bufferization.to_buffer",
-              "memref.cast", "memref.memory_space_cast"},
-             true)
-      .Default(false);
+  // Upstream's view interface, and the ops that alias their operand
+  // without implementing it (reshapes, casts, the bufferization bridges).
+  return isa<ViewLikeOpInterface, tensor::CastOp, tensor::ExpandShapeOp,
+             tensor::CollapseShapeOp, tensor::ExtractSliceOp, tensor::ReshapeOp,
+             tensor::BitcastOp, bufferization::ToTensorOp,
+             bufferization::ToBufferOp, memref::CastOp,
+             memref::MemorySpaceCastOp>(op);
 }
 
 static double numElements(Type type) {
