@@ -637,22 +637,7 @@ GraphBuilder::summarizeCallee(FunctionOpInterface callee,
   uint64_t peak =
       ::lms::evaluateSchedule(g, ::lms::EvalOptions{/*recordSteps=*/false})
           .peakBytes;
-  uint64_t boundary = 0;
-  llvm::SmallDenseSet<TensorIndex> counted;
-  for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t)
-    if (g.tensor(t).producer == kEntry &&
-        g.tensor(t).space == MemorySpace::Device && counted.insert(t).second)
-      boundary += g.tensor(t).bytes;
-  // What it returns: its operands, and the copies it returns instead of a
-  // buffer returned twice or a borrowed argument.
-  if (g.numOps() > 0)
-    for (auto side :
-         {llvm::ArrayRef<TensorIndex>(g.op(g.numOps() - 1).inputs),
-          llvm::ArrayRef<TensorIndex>(g.op(g.numOps() - 1).outputs)})
-      for (TensorIndex t : side)
-        if (g.tensor(t).space == MemorySpace::Device &&
-            counted.insert(t).second)
-          boundary += g.tensor(t).bytes;
+  uint64_t boundary = inner.getBoundaryBytes();
   summary.peakBytes =
       static_cast<int64_t>(peak) - static_cast<int64_t>(boundary);
   for (const ::lms::Op &op : g.getOps()) {
@@ -660,6 +645,27 @@ GraphBuilder::summarizeCallee(FunctionOpInterface callee,
     summary.cost.bytes += op.cost.bytes;
   }
   return summary;
+}
+
+uint64_t FunctionGraph::getBoundaryBytes() const {
+  uint64_t boundary = 0;
+  llvm::SmallDenseSet<TensorIndex> counted;
+  for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors()); ++t)
+    if (graph.tensor(t).producer == kEntry &&
+        graph.tensor(t).space == MemorySpace::Device &&
+        counted.insert(t).second)
+      boundary += graph.tensor(t).bytes;
+  // What it returns: its operands, and the copies it returns instead of a
+  // buffer returned twice or a borrowed argument.
+  if (graph.numOps() > 0)
+    for (auto side :
+         {llvm::ArrayRef<TensorIndex>(graph.op(graph.numOps() - 1).inputs),
+          llvm::ArrayRef<TensorIndex>(graph.op(graph.numOps() - 1).outputs)})
+      for (TensorIndex t : side)
+        if (graph.tensor(t).space == MemorySpace::Device &&
+            counted.insert(t).second)
+          boundary += graph.tensor(t).bytes;
+  return boundary;
 }
 
 LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,

@@ -839,3 +839,91 @@ lms::fitArena(const Graph &graph, uint64_t budget,
       budget, smallest->placement.arenaBytes, smallest->placement.livePeakBytes,
       smallest->plannedBudget));
 }
+
+llvm::Expected<ArenaNeed>
+lms::arenaNeed(const Graph &graph, const Plan &plan,
+               llvm::ArrayRef<uint8_t> ownAllocation,
+               llvm::ArrayRef<std::optional<ArenaCall>> calls,
+               const PlacementOptions &options) {
+  EvalOptions eval;
+  eval.recordSteps = false;
+  if (llvm::Expected<MemoryProfile> profile = evaluatePlan(graph, plan, eval);
+      !profile)
+    return profile.takeError();
+  if (ownAllocation.size() != graph.numTensors() ||
+      calls.size() != graph.numOps())
+    return placementError("arenaNeed: one entry per tensor and per op");
+  auto device = [&](TensorIndex t) {
+    return graph.tensor(t).space == MemorySpace::Device;
+  };
+  // The arena's buffers and frames as lives; the rest counted as the
+  // evaluator counts them (a negative extra never below what was held).
+  std::vector<BufferLife> lives;
+  std::vector<int64_t> open(graph.numTensors(), -1);
+  std::vector<uint8_t> resident(graph.numTensors(), 0);
+  int64_t own = 0, ownPeak = 0;
+  for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors()); ++t)
+    if (graph.tensor(t).producer == kEntry && device(t)) {
+      resident[t] = 1;
+      own += graph.tensor(t).bytes;
+    }
+  ownPeak = own;
+  auto allocate = [&](TensorIndex t, OpIndex op, uint32_t s) {
+    resident[t] = 1;
+    if (ownAllocation[t]) {
+      own += graph.tensor(t).bytes;
+      return;
+    }
+    open[t] = static_cast<int64_t>(lives.size());
+    lives.push_back({t, op, graph.tensor(t).bytes, s, s});
+  };
+  for (auto [index, step] : llvm::enumerate(plan)) {
+    uint32_t s = static_cast<uint32_t>(index);
+    switch (step.kind) {
+    case Step::Compute: {
+      const Op &op = graph.op(step.index);
+      int64_t before = own;
+      for (TensorIndex t : op.outputs)
+        if (device(t) && !resident[t])
+          allocate(t, step.index, s);
+      int64_t extra = op.transientBytes;
+      if (const std::optional<ArenaCall> &call = calls[step.index]) {
+        if (call->frameBytes > 0)
+          lives.push_back({-1, step.index, call->frameBytes, s, s + 1});
+        extra = call->ownExtraBytes;
+      }
+      ownPeak = std::max(ownPeak, extra >= 0 ? own + extra
+                                             : std::max(before, own + extra));
+      break;
+    }
+    case Step::Free:
+      resident[step.index] = 0;
+      if (open[step.index] >= 0) {
+        lives[open[step.index]].end = s;
+        open[step.index] = -1;
+      } else {
+        own -= graph.tensor(step.index).bytes;
+      }
+      break;
+    case Step::SwapIn:
+      allocate(step.index, -1, s);
+      ownPeak = std::max(ownPeak, own);
+      break;
+    case Step::SwapOut:
+    case Step::FreeHost:
+      break;
+    }
+  }
+  for (int64_t life : open)
+    if (life >= 0)
+      lives[life].end = static_cast<uint32_t>(plan.size());
+  ArenaNeed need;
+  need.ownPeakBytes = static_cast<uint64_t>(ownPeak);
+  if (lives.empty())
+    return need;
+  llvm::Expected<Placement> placed = placeBuffers(lives, options);
+  if (!placed)
+    return placed.takeError();
+  need.arenaBytes = std::max<uint64_t>(placed->arenaBytes, 1);
+  return need;
+}

@@ -127,11 +127,9 @@ public:
   explicit ArenaModel(const GraphOptions &options) : options(options) {}
 
   struct Result {
-    /// The arena (0 when nothing is carved).
-    uint64_t arenaBytes = 0;
-    /// The most bytes of allocations of their own alive at once.
-    uint64_t ownPeakBytes = 0;
-    /// The arguments and returned values, which a caller counts.
+    /// The arena and the most bytes of allocations of their own at once.
+    ::lms::ArenaNeed need;
+    /// What a caller counts for a call (FunctionGraph::getBoundaryBytes).
     uint64_t boundaryBytes = 0;
   };
 
@@ -141,9 +139,6 @@ public:
     prepareCallees(fg.getFunction());
     return compute(fg);
   }
-
-  /// Reuse across functions (a report of every function of a module).
-  void clear() { results.clear(); }
 
 private:
   Result compute(const FunctionGraph &fg) {
@@ -180,101 +175,28 @@ private:
       for (TensorIndex t : g.op(g.numOps() - 1).inputs)
         crossing[t] = 1;
 
-    // Walk the schedule: the carved buffers and frames as lives (in the
-    // order the lowering allocates them), the rest as allocations of their
-    // own.
-    ::lms::Plan plan = ::lms::referencePlan(g);
-    std::vector<::lms::BufferLife> lives;
-    std::vector<int64_t> open(g.numTensors(), -1);
-    auto device = [&](TensorIndex t) {
-      return g.tensor(t).space == ::lms::MemorySpace::Device;
-    };
-    int64_t own = 0, ownPeak = 0;
-    llvm::SmallDenseSet<TensorIndex> counted;
-    for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t)
-      if (g.tensor(t).producer == ::lms::kEntry && device(t)) {
-        own += g.tensor(t).bytes;
-        if (counted.insert(t).second)
-          result.boundaryBytes += g.tensor(t).bytes;
-      }
-    if (g.numOps() > 0)
-      for (TensorIndex t : g.op(g.numOps() - 1).inputs)
-        if (device(t) && counted.insert(t).second)
-          result.boundaryBytes += g.tensor(t).bytes;
-    ownPeak = own;
-    std::vector<uint8_t> resident(g.numTensors(), 0);
-    for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t)
-      resident[t] = g.tensor(t).producer == ::lms::kEntry && device(t);
-    for (auto [index, step] : llvm::enumerate(plan)) {
-      uint32_t s = static_cast<uint32_t>(index);
-      switch (step.kind) {
-      case ::lms::Step::Compute: {
-        const ::lms::Op &op = g.op(step.index);
-        int64_t before = own;
-        for (TensorIndex t : op.outputs) {
-          if (!device(t) || resident[t])
-            continue;
-          resident[t] = 1;
-          if (crossing[t]) {
-            own += g.tensor(t).bytes;
-          } else {
-            open[t] = static_cast<int64_t>(lives.size());
-            lives.push_back({t, step.index, g.tensor(t).bytes, s, s});
-          }
-        }
-        int64_t transient = op.transientBytes;
-        if (const std::optional<Result> &callee = callees[step.index]) {
-          // The callee's arena is a frame of ours; what it allocates on
-          // its own, beyond what we count, adds to ours.
-          if (callee->arenaBytes > 0)
-            lives.push_back({-1, step.index, callee->arenaBytes, s, s + 1});
-          transient = static_cast<int64_t>(callee->ownPeakBytes) -
-                      static_cast<int64_t>(callee->boundaryBytes);
-        }
-        int64_t during = transient >= 0 ? own + transient
-                                        : std::max(before, own + transient);
-        ownPeak = std::max(ownPeak, during);
-        break;
-      }
-      case ::lms::Step::Free:
-        resident[step.index] = 0;
-        if (open[step.index] >= 0) {
-          lives[open[step.index]].end = s;
-          open[step.index] = -1;
-        } else {
-          own -= g.tensor(step.index).bytes;
-        }
-        break;
-      case ::lms::Step::SwapIn:
-        resident[step.index] = 1;
-        if (crossing[step.index]) {
-          own += g.tensor(step.index).bytes;
-          ownPeak = std::max(ownPeak, own);
-        } else {
-          open[step.index] = static_cast<int64_t>(lives.size());
-          lives.push_back({step.index, -1, g.tensor(step.index).bytes, s, s});
-        }
-        break;
-      case ::lms::Step::SwapOut:
-      case ::lms::Step::FreeHost:
-        break;
-      }
-    }
-    for (int64_t life : open)
-      if (life >= 0)
-        lives[life].end = static_cast<uint32_t>(plan.size());
+    // The need itself is the graph core's (arenaNeed); here only which
+    // tensors the lowering carves and which ops are calls into carved
+    // callees.
+    std::vector<std::optional<::lms::ArenaCall>> calls(g.numOps());
+    for (auto [op, callee] : llvm::enumerate(callees))
+      if (callee)
+        calls[op] =
+            ::lms::ArenaCall{callee->need.arenaBytes,
+                             static_cast<int64_t>(callee->need.ownPeakBytes) -
+                                 static_cast<int64_t>(callee->boundaryBytes)};
     ::lms::PlacementOptions placement;
     placement.alignment = options.alignment;
-    llvm::Expected<::lms::Placement> placed =
-        ::lms::placeBuffers(lives, placement);
-    if (!placed) {
+    llvm::Expected<::lms::ArenaNeed> need = ::lms::arenaNeed(
+        g, ::lms::referencePlan(g), crossing, calls, placement);
+    if (!need) {
       // Sizes past 2^62 in all: no arena holds them.
-      llvm::consumeError(placed.takeError());
-      result.arenaBytes = uint64_t(1) << 62;
-    } else if (!lives.empty()) {
-      result.arenaBytes = std::max<uint64_t>(placed->arenaBytes, 1);
+      llvm::consumeError(need.takeError());
+      result.need.arenaBytes = uint64_t(1) << 62;
+    } else {
+      result.need = *need;
     }
-    result.ownPeakBytes = static_cast<uint64_t>(ownPeak);
+    result.boundaryBytes = fg.getBoundaryBytes();
     return result;
   }
 
@@ -351,8 +273,7 @@ uint64_t BudgetedBytes::operator()(const FunctionGraph &graph) {
     return ::lms::evaluateSchedule(graph.getGraph(),
                                    ::lms::EvalOptions{/*recordSteps=*/false})
         .peakBytes;
-  ArenaModel::Result result = model->of(graph);
-  return result.arenaBytes + result.ownPeakBytes;
+  return model->of(graph).need.totalBytes();
 }
 
 uint64_t mlir::lms::budgetedBytes(const FunctionGraph &graph,

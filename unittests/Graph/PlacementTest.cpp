@@ -273,6 +273,45 @@ TEST(PlacementTest, FitArenaPlansAgainForLess) {
   EXPECT_EQ(llvm::toString(failed.takeError()), "budget too small");
 }
 
+TEST(PlacementTest, ArenaNeedSplitsTheArenaFromOwnAllocations) {
+  Example e;
+  Plan plan = referencePlan(e.g);
+  std::vector<std::optional<ArenaCall>> noCalls(e.g.numOps());
+  // Everything the function allocates in the arena (x, y, z, w: 260 at
+  // most, during op1); the argument a is the caller's, of its own.
+  std::vector<uint8_t> none(e.g.numTensors(), 0);
+  llvm::Expected<ArenaNeed> all = arenaNeed(e.g, plan, none, noCalls);
+  ASSERT_TRUE(static_cast<bool>(all)) << llvm::toString(all.takeError());
+  EXPECT_EQ(all->arenaBytes, 260u);
+  EXPECT_EQ(all->ownPeakBytes, 100u);
+  // a (100, an argument) and w (30, returned) on their own: the arena holds
+  // x, y, z (at most 260 at once, during op1) for the whole function, and
+  // a and w are never alive together with more than 130.
+  std::vector<uint8_t> crossing(e.g.numTensors(), 0);
+  crossing[e.a] = crossing[e.w] = 1;
+  llvm::Expected<ArenaNeed> split = arenaNeed(e.g, plan, crossing, noCalls);
+  ASSERT_TRUE(static_cast<bool>(split)) << llvm::toString(split.takeError());
+  EXPECT_EQ(split->arenaBytes, 260u);
+  EXPECT_EQ(split->ownPeakBytes, 130u);
+  EXPECT_EQ(split->totalBytes(), 390u);
+  // op1 as a call into a function with an arena of 64 and 7 bytes of its
+  // own: the frame joins the arena while the call runs (x 50 + y 200 +
+  // z 10 + 64), the 7 bytes the own allocations (a 100 + 7).
+  std::vector<std::optional<ArenaCall>> calls(e.g.numOps());
+  calls[1] = ArenaCall{64, 7};
+  llvm::Expected<ArenaNeed> called = arenaNeed(e.g, plan, crossing, calls);
+  ASSERT_TRUE(static_cast<bool>(called)) << llvm::toString(called.takeError());
+  EXPECT_EQ(called->arenaBytes, 324u);
+  EXPECT_EQ(called->ownPeakBytes, 130u);
+  // Wrong sizes and invalid plans are errors.
+  EXPECT_FALSE(static_cast<bool>(arenaNeed(e.g, plan, {}, noCalls)));
+  llvm::consumeError(arenaNeed(e.g, plan, {}, noCalls).takeError());
+  llvm::Expected<ArenaNeed> invalid =
+      arenaNeed(e.g, {Step::compute(2)}, none, noCalls);
+  ASSERT_FALSE(static_cast<bool>(invalid));
+  llvm::consumeError(invalid.takeError());
+}
+
 TEST(PlacementTest, HugeTotalsAreAnError) {
   std::vector<BufferLife> lives;
   for (int i = 0; i < 5000; ++i)

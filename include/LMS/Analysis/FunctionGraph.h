@@ -154,6 +154,12 @@ public:
   /// The SSA name of a value ("%0", "%arg1", "%x") as the printer shows it
   /// for this function.
   std::string getValueName(Value value) const;
+
+  /// The device bytes a caller counts for a call of this function: its
+  /// arguments, what it returns, and the copies it returns instead of a
+  /// buffer returned twice or a borrowed argument (the terminator's
+  /// outputs).
+  uint64_t getBoundaryBytes() const;
   /// The name of the allocating value of buffer `t`.
   std::string getTensorName(::lms::TensorIndex t) const {
     return getValueName(tensorValues[t]);

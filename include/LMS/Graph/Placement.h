@@ -28,6 +28,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,39 @@ llvm::Error verifyPlacement(llvm::ArrayRef<BufferLife> buffers,
 /// Places the allocations of `plan`.
 llvm::Expected<Placement> placePlan(const Graph &graph, const Plan &plan,
                                     const PlacementOptions &options = {});
+
+/// A call into a function that a lowering gives an arena of its own (and a
+/// frame of its caller's arena when it is called).
+struct ArenaCall {
+  /// The callee's arena: a frame alive while the call runs.
+  uint64_t frameBytes = 0;
+  /// What the callee allocates on its own beyond its arguments and results,
+  /// at its peak (negative when it frees arguments before it): in place of
+  /// the op's transient bytes.
+  int64_t ownExtraBytes = 0;
+};
+
+/// What a function needs when it is lowered with one arena (allocated at
+/// entry, freed at return) for the buffers it allocates and frees itself and
+/// the frames of its calls, while the other buffers are allocations of their
+/// own (--lms-carve-arena).
+struct ArenaNeed {
+  uint64_t arenaBytes = 0;
+  /// The most bytes of the other allocations alive at once.
+  uint64_t ownPeakBytes = 0;
+  uint64_t totalBytes() const { return arenaBytes + ownPeakBytes; }
+};
+
+/// The need of `plan` on `graph`: `ownAllocation[t]` says which tensors are
+/// allocations of their own (the rest are placed in the arena, in the order
+/// the plan allocates them; tensors resident on entry are always the
+/// caller's), `calls[op]` which ops are such calls. Fails as
+/// evaluatePlan does, or when the arena's sizes pass 2^62.
+llvm::Expected<ArenaNeed>
+arenaNeed(const Graph &graph, const Plan &plan,
+          llvm::ArrayRef<uint8_t> ownAllocation,
+          llvm::ArrayRef<std::optional<ArenaCall>> calls,
+          const PlacementOptions &options = {});
 
 /// A plan whose placement fits a budget.
 struct ArenaFit {
