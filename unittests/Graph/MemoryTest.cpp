@@ -9,29 +9,13 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include "ExampleGraph.h"
+
 #include "gtest/gtest.h"
 
 using namespace lms;
 
 namespace {
-
-/// a(100) -> op0 -> x(50); x -> op1 -> y(200), z(10, unused);
-/// a, y -> op2 -> w(30, returned).
-struct Example {
-  Graph g;
-  TensorIndex a, x, y, z, w;
-  Example() {
-    a = g.addTensor("a", 100);
-    x = g.addTensor("x", 50);
-    y = g.addTensor("y", 200);
-    z = g.addTensor("z", 10);
-    w = g.addTensor("w", 30);
-    g.addOp("op0", {a}, {x});
-    g.addOp("op1", {x}, {y, z});
-    g.addOp("op2", {a, y}, {w});
-    g.setLiveOut(w);
-  }
-};
 
 MemoryProfile mustEvaluate(const Graph &g, const Plan &plan) {
   llvm::Expected<MemoryProfile> profile = evaluatePlan(g, plan);
@@ -107,10 +91,7 @@ TEST(MemoryTest, UnusedArgumentIsNeverCounted) {
 
 TEST(MemoryTest, SwapPlanLowersThePeakAndHoldsHostBytes) {
   Example e;
-  Plan plan = {Step::compute(0),  Step::swapOut(e.a), Step::free(e.a),
-               Step::compute(1),  Step::free(e.x),    Step::free(e.z),
-               Step::swapIn(e.a), Step::compute(2),   Step::free(e.a),
-               Step::free(e.y),   Step::freeHost(e.a)};
+  Plan plan = e.swapPlan();
   MemoryProfile p = mustEvaluate(e.g, plan);
   EXPECT_EQ(p.peakBytes, 330u);
   EXPECT_EQ(p.peakOp, 2);
@@ -123,9 +104,7 @@ TEST(MemoryTest, SwapPlanLowersThePeakAndHoldsHostBytes) {
 TEST(MemoryTest, RecomputationPlan) {
   Example e;
   // Free x after op0 ... no: recompute x before op1 after freeing it.
-  Plan plan = {Step::compute(0), Step::free(e.x), Step::compute(0),
-               Step::compute(1), Step::free(e.x), Step::free(e.z),
-               Step::compute(2), Step::free(e.a), Step::free(e.y)};
+  Plan plan = e.recomputePlan();
   MemoryProfile p = mustEvaluate(e.g, plan);
   EXPECT_EQ(p.peakBytes, 360u);
   EXPECT_EQ(p.computeSteps.size(), 4u);

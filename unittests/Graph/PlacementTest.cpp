@@ -10,6 +10,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include "ExampleGraph.h"
+
 #include "gtest/gtest.h"
 
 #include <random>
@@ -17,24 +19,6 @@
 using namespace lms;
 
 namespace {
-
-/// a(100) -> op0 -> x(50); x -> op1 -> y(200), z(10, unused);
-/// a, y -> op2 -> w(30, returned).
-struct Example {
-  Graph g;
-  TensorIndex a, x, y, z, w;
-  Example() {
-    a = g.addTensor("a", 100);
-    x = g.addTensor("x", 50);
-    y = g.addTensor("y", 200);
-    z = g.addTensor("z", 10);
-    w = g.addTensor("w", 30);
-    g.addOp("op0", {a}, {x});
-    g.addOp("op1", {x}, {y, z});
-    g.addOp("op2", {a, y}, {w});
-    g.setLiveOut(w);
-  }
-};
 
 std::vector<BufferLife> mustLives(const Graph &g, const Plan &plan) {
   llvm::Expected<std::vector<BufferLife>> lives = bufferLives(g, plan);
@@ -93,10 +77,7 @@ TEST(PlacementTest, LivesOfTheReferencePlan) {
 
 TEST(PlacementTest, SwapsAndRecomputationsAreAllocationsOfTheirOwn) {
   Example e;
-  Plan plan = {Step::compute(0),  Step::swapOut(e.a), Step::free(e.a),
-               Step::compute(1),  Step::free(e.x),    Step::free(e.z),
-               Step::swapIn(e.a), Step::compute(2),   Step::free(e.a),
-               Step::free(e.y),   Step::freeHost(e.a)};
+  Plan plan = e.swapPlan();
   std::vector<BufferLife> lives = mustLives(e.g, plan);
   std::vector<BufferLife> ofA;
   for (const BufferLife &l : lives)
@@ -109,9 +90,7 @@ TEST(PlacementTest, SwapsAndRecomputationsAreAllocationsOfTheirOwn) {
   EXPECT_EQ(ofA[1].end, 8u);
   EXPECT_EQ(ofA[1].op, -1);
 
-  Plan recompute = {Step::compute(0), Step::free(e.x), Step::compute(0),
-                    Step::compute(1), Step::free(e.x), Step::free(e.z),
-                    Step::compute(2), Step::free(e.a), Step::free(e.y)};
+  Plan recompute = e.recomputePlan();
   lives = mustLives(e.g, recompute);
   EXPECT_EQ(llvm::count_if(
                 lives, [&](const BufferLife &l) { return l.tensor == e.x; }),
@@ -229,10 +208,7 @@ TEST(PlacementTest, RandomInstancesAreValidAndDeterministic) {
 
 TEST(PlacementTest, FitArenaPlansAgainForLess) {
   Example e;
-  Plan swapPlan = {Step::compute(0),  Step::swapOut(e.a), Step::free(e.a),
-                   Step::compute(1),  Step::free(e.x),    Step::free(e.z),
-                   Step::swapIn(e.a), Step::compute(2),   Step::free(e.a),
-                   Step::free(e.y),   Step::freeHost(e.a)};
+  Plan swapPlan = e.swapPlan();
   std::vector<uint64_t> targets;
   // A planner that keeps everything while the target allows 359 bytes.
   auto planner = [&](uint64_t target) -> llvm::Expected<Plan> {
