@@ -83,6 +83,40 @@ def run_one(lms_plan, graph, budget, method, seconds):
         return row
 
 
+def tdi_cell(row, method):
+    """A TDI cell: the TDI, `*` when optimal; the exact planner's time and
+    gap in parentheses; why there is no plan."""
+    if "error" in row:
+        return "infeasible" if "smallest feasible" in row["error"] \
+            else "no plan"
+    cell = f"{row['tdi_percent']:.3f}%"
+    if row.get("optimal"):
+        cell += "*"
+    if method == "exact":
+        extra = f"{row['solve_seconds']:.0f} s"
+        if not row.get("optimal") and "gap_percent" in row:
+            extra += f", gap {row['gap_percent']:.2f}%"
+        cell += f" ({extra})"
+    return cell
+
+
+def write_table(f, graphs, budgets, methods, results, cell):
+    """A Markdown table: a row per graph and budget, a column per method."""
+    f.write("| graph | budget | " + " | ".join(methods) + " |\n")
+    f.write("|---|---|" + "---|" * len(methods) + "\n")
+    for name in graphs:
+        for budget in budgets:
+            cells = []
+            for method in methods:
+                row = next(r for r in results
+                           if r["graph"] == name[:-5] and
+                           r["method"] == method and
+                           r["budget_percent"] == budget)
+                cells.append(cell(row, method))
+            f.write(f"| {name[:-5]} | {budget}% | " + " | ".join(cells) +
+                    " |\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graphs", default=os.path.join(
@@ -148,49 +182,13 @@ def main():
                     "better); `*` = proven optimal; `infeasible` = budget "
                     "below the smallest feasible one (reported); time and "
                     "gap of the exact planner in parentheses.\n\n")
-            f.write("| graph | budget | " + " | ".join(methods) + " |\n")
-            f.write("|---|---|" + "---|" * len(methods) + "\n")
-            for name in graphs:
-                for budget in budgets:
-                    cells = []
-                    for method in methods:
-                        row = next(r for r in results
-                                   if r["graph"] == name[:-5] and
-                                   r["method"] == method and
-                                   r["budget_percent"] == budget)
-                        if "error" in row:
-                            cells.append("infeasible" if "smallest feasible"
-                                         in row["error"] else "no plan")
-                            continue
-                        cell = f"{row['tdi_percent']:.3f}%"
-                        if row.get("optimal"):
-                            cell += "*"
-                        if method == "exact":
-                            extra = f"{row['solve_seconds']:.0f} s"
-                            if not row.get("optimal") and \
-                                    "gap_percent" in row:
-                                extra += f", gap {row['gap_percent']:.2f}%"
-                            cell += f" ({extra})"
-                        cells.append(cell)
-                    f.write(f"| {name[:-5]} | {budget}% | " +
-                            " | ".join(cells) + " |\n")
+            write_table(f, graphs, budgets, methods, results, tdi_cell)
             f.write("\nArena over live peak of each plan (its buffers placed "
                     "at offsets in one arena, `lms-plan --check --arena`; "
                     "1.0000 = no fragmentation):\n\n")
-            f.write("| graph | budget | " + " | ".join(methods) + " |\n")
-            f.write("|---|---|" + "---|" * len(methods) + "\n")
-            for name in graphs:
-                for budget in budgets:
-                    cells = []
-                    for method in methods:
-                        row = next(r for r in results
-                                   if r["graph"] == name[:-5] and
-                                   r["method"] == method and
-                                   r["budget_percent"] == budget)
-                        cells.append(f"{row['arena_ratio']:.4f}"
-                                     if "arena_ratio" in row else "-")
-                    f.write(f"| {name[:-5]} | {budget}% | " +
-                            " | ".join(cells) + " |\n")
+            write_table(f, graphs, budgets, methods, results,
+                        lambda row, method: f"{row['arena_ratio']:.4f}"
+                        if "arena_ratio" in row else "-")
     bad = [r for r in results if r.get("checked") is False]
     if bad:
         print(f"{len(bad)} plans failed the independent checker",
