@@ -152,24 +152,20 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
     }();
     if (!result) {
       std::string message = llvm::toString(result.takeError());
-      if (attempt > 0 && graphOptions.arena)
-        return emitError(func.getLoc())
-               << "cannot fit the budget " << ::lms::formatBytes(limit) << " ("
-               << limit
-               << " bytes) with the buffers placed in an arena: the "
-                  "rewritten function's arena stays over the budget (by "
-                  "fragmentation, or fewer in-place writes after "
-                  "bufferization), and no plan with a margin for that "
-                  "fits: "
-               << message;
+      // A replan found nothing: say why the plans before fell short.
       if (attempt > 0)
         return emitError(func.getLoc())
                << "cannot fit the budget " << ::lms::formatBytes(limit) << " ("
                << limit
-               << " bytes): bufferization writes fewer results in place in "
-                  "the rewritten function than in the original, and no plan "
-                  "with a margin for that fits: "
-               << message;
+               << (graphOptions.arena
+                       ? " bytes) with the buffers placed in an arena: the "
+                         "rewritten function's arena stays over the budget "
+                         "(by fragmentation, or fewer in-place writes after "
+                         "bufferization)"
+                       : " bytes): bufferization writes fewer results in "
+                         "place in the rewritten function than in the "
+                         "original")
+               << ", and no plan with a margin for that fits: " << message;
       if (planner == "lms" && infeasible.smallestBudget > 0) {
         (void)reportInfeasible(func, *graph, target, infeasible);
         return failure();
