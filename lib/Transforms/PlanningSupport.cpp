@@ -170,10 +170,14 @@ private:
           !(shaped && shaped.hasStaticShape()))
         crossing[t] = 1;
     }
-    // The returned values are the terminator's operands.
-    if (g.numOps() > 0)
+    // What it returns: the terminator's operands, and the copies it returns
+    // instead of a buffer returned twice (the terminator's outputs).
+    if (g.numOps() > 0) {
       for (TensorIndex t : g.op(g.numOps() - 1).inputs)
         crossing[t] = 1;
+      for (TensorIndex t : g.op(g.numOps() - 1).outputs)
+        crossing[t] = 1;
+    }
 
     // The need itself is the graph core's (arenaNeed); here only which
     // tensors the lowering carves and which ops are calls into carved

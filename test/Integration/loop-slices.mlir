@@ -14,6 +14,13 @@
 // CHECK-NEXT: [2,   2,   2,   2,   2,   2,   2,   2],
 // CHECK-NEXT: [3,   3,   3,   3,   3,   3,   3,   3]]
 // RUN: %check_stats %t.stats --analysis %t.json --no-leaks | FileCheck %s --check-prefix=STATS
+// COM: With arena=true the buffers of the loop body stay allocations of
+// COM: their own (counted as the loop's transient bytes): measured ==
+// COM: analysed arena.
+// RUN: lms-opt %s --lms-host-pipeline=arena=true -o %t.arena.ll.mlir
+// RUN: env LMS_RUNTIME_STATS=%t.arena.stats LMS_DEVICE_ALLOCATOR=first-fit mlir-runner %t.arena.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ | FileCheck %s
+// RUN: %check_stats %t.arena.stats --analysis %t.json --arena --no-leaks | FileCheck %s --check-prefix=ARENA
+// ARENA: measured peak {{[0-9]+}} == analysed arena
 // STATS: measured peak {{[0-9]+}} == analysed peak
 // STATS-NEXT: no leaks
 

@@ -26,6 +26,13 @@
 // RUN: env LMS_RUNTIME_STATS=%t.stats LMS_DEVICE_BYTES=124518 mlir-runner %t.swapped.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.swapped.out
 // RUN: diff %t.orig.out %t.swapped.out
 // RUN: %check_stats %t.stats --max-peak 124518 --analysis %t.json --function main --no-leaks | FileCheck %s --check-prefix=STATS
+// COM: The same program lowered with arena=true (constants uploaded into the
+// COM: arena, the shared init carved once): measured == analysed arena.
+// RUN: lms-opt %t.swapped.mlir --lms-host-pipeline=arena=true -o %t.arena.ll.mlir
+// RUN: env LMS_RUNTIME_STATS=%t.arena.stats LMS_DEVICE_ALLOCATOR=first-fit mlir-runner %t.arena.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.arena.out
+// RUN: diff %t.orig.out %t.arena.out
+// RUN: %check_stats %t.arena.stats --analysis %t.json --function main --arena --no-leaks | FileCheck %s --check-prefix=ARENA
+// ARENA: measured peak {{[0-9]+}} == analysed arena
 // STATS: peak device bytes {{[0-9]+}} <= 124518
 // STATS-NEXT: measured peak {{[0-9]+}} == analysed peak
 // STATS-NEXT: no leaks
