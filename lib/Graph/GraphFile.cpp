@@ -163,7 +163,8 @@ double lms::planComputeCost(const Graph &graph, const Plan &plan) {
 
 std::string lms::writePlanFile(const GraphFile &file, const Plan &plan,
                                uint64_t peakBytes, double computeCost,
-                               const Placement *placement) {
+                               const Placement *placement,
+                               llvm::ArrayRef<OpIndex> order) {
   // Where each allocating step puts its tensor: (step, tensor) -> offset.
   std::map<std::pair<uint32_t, TensorIndex>, uint64_t> offsets;
   if (placement)
@@ -212,6 +213,12 @@ std::string lms::writePlanFile(const GraphFile &file, const Plan &plan,
                           {"compute_cost", computeCost}};
   if (placement)
     root["arena_bytes"] = placement->arenaBytes;
+  if (!order.empty()) {
+    llvm::json::Array ids;
+    for (OpIndex op : order)
+      ids.push_back(file.ids[op]);
+    root["order"] = std::move(ids);
+  }
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
   return text;
 }

@@ -2,6 +2,8 @@
 
 #include "LMS/Graph/Placement.h"
 
+#include "SplitMix.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -280,23 +282,6 @@ private:
   uint64_t alignment;
   std::vector<uint64_t> sizes;
   std::vector<uint8_t> placed;
-};
-
-/// A small deterministic generator (the same numbers on every platform,
-/// unlike the standard distributions).
-class SplitMix {
-public:
-  explicit SplitMix(uint64_t seed) : state(seed) {}
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  uint64_t below(uint64_t bound) { return bound ? next() % bound : 0; }
-
-private:
-  uint64_t state;
 };
 
 /// Aligned bytes alive at every step (steps up to the last end).
@@ -662,7 +647,7 @@ placeNormalized(llvm::ArrayRef<BufferLife> buffers,
   std::vector<uint64_t> current = result.offsets;
   // The placer's state is the best placement: every buffer placed.
   placer.markAllPlaced();
-  SplitMix random(0x4c4d53);
+  detail::SplitMix random(0x4c4d53);
   std::vector<uint32_t> tops, ruined;
   std::vector<uint64_t> saved;
   uint32_t lastStep = 0;

@@ -4,6 +4,13 @@
 //            [--time-limit S] [--out plan.json]
 //   lms-plan --graph G.json --check plan.json [--budget B]
 //   lms-plan --graph G.json --mlir [--out G.mlir]
+//   lms-plan --graph G.json --reorder [--budget B] ...
+//
+// With --reorder, the planner may also change the order of the nodes: it
+// first searches an order with a small peak (Schedule.h), stopping as soon
+// as one fits the budget; what still does not fit is recomputed by the
+// method, on the new order. The plan file then carries the order ("order").
+// Without a budget, --reorder prints the smallest peak it finds.
 //
 // With --arena, every device allocation of the plan is also placed at an
 // offset in one arena (Placement.h) and the budget bounds the arena: when
@@ -27,6 +34,7 @@
 #include "LMS/Graph/Memory.h"
 #include "LMS/Graph/Placement.h"
 #include "LMS/Graph/Remat.h"
+#include "LMS/Graph/Schedule.h"
 #include "LMS/Graph/Units.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -78,6 +86,16 @@ static llvm::cl::opt<bool> quiet("quiet", llvm::cl::desc("No progress lines"));
 static llvm::cl::opt<bool>
     arena("arena", llvm::cl::desc("Place every allocation in one arena and "
                                   "make the budget bound the arena"));
+static llvm::cl::opt<bool>
+    reorder("reorder",
+            llvm::cl::desc("Let the planner reorder the nodes: schedule for a "
+                           "small peak first, then recompute what does not "
+                           "fit"));
+static llvm::cl::opt<uint64_t> scheduleIterations(
+    "schedule-iterations",
+    llvm::cl::desc("Work limit of the scheduling search in evaluated orders "
+                   "(--reorder; default: chosen from the graph size)"),
+    llvm::cl::init(0));
 static llvm::cl::opt<uint64_t>
     alignment("alignment",
               llvm::cl::desc("Alignment of arena offsets and sizes (--arena)"),
@@ -215,6 +233,42 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  // --reorder: an order with a small peak first (stopping once it fits).
+  std::vector<OpIndex> order;
+  Graph reordered;
+  if (reorder) {
+    ScheduleOptions scheduleOptions;
+    scheduleOptions.seed = seed;
+    scheduleOptions.searchIterations = scheduleIterations;
+    if (timeLimit >= 0)
+      scheduleOptions.timeLimitSeconds = timeLimit.getValue();
+    if (budget)
+      scheduleOptions.targetBytes = *budget;
+    auto start = std::chrono::steady_clock::now();
+    llvm::Expected<ScheduleResult> scheduled =
+        scheduleForMemory(g, scheduleOptions);
+    if (!scheduled)
+      return fail(llvm::toString(scheduled.takeError()));
+    llvm::outs() << llvm::formatv(
+        "schedule: peak {0} bytes ({1:P1} of the reference peak), from {2}, "
+        "{3} orders evaluated, {4:F2} s{5}\n",
+        scheduled->peakBytes,
+        static_cast<double>(scheduled->peakBytes) / referencePeak,
+        scheduled->method, scheduled->evaluations,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count(),
+        scheduled->stoppedByTimeLimit
+            ? ", stopped by the time limit (not reproducible)"
+            : "");
+    if (!budget)
+      return 0;
+    if (scheduled->changed()) {
+      order = std::move(scheduled->order);
+      reordered = reorderGraph(g, order);
+    }
+  }
+  const Graph &planned = order.empty() ? g : reordered;
+
   if (!budget)
     return fail("--budget is required to plan");
   std::string chosen = method;
@@ -229,6 +283,9 @@ int main(int argc, char **argv) {
   options.searchIterations = iterations;
   options.seed = seed;
   options.backwardOps = file->backward;
+  if (!order.empty() && !options.backwardOps.empty())
+    for (auto [k, op] : llvm::enumerate(order))
+      options.backwardOps[k] = file->backward[op];
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
@@ -261,8 +318,15 @@ int main(int argc, char **argv) {
     return fail("unknown method '" + chosen +
                 "': expected checkpoint-all, chen-sqrt, chen-greedy, "
                 "heuristic, dtr or exact");
-  auto planAt = [&](uint64_t target) {
-    return planRemat(g, target, *parsedMethod, options);
+  // Plans of the reordered graph name its ops by position: map them back.
+  auto planAt = [&](uint64_t target) -> llvm::Expected<RematResult> {
+    llvm::Expected<RematResult> r =
+        planRemat(planned, target, *parsedMethod, options);
+    if (r && !order.empty())
+      for (Step &step : r->plan)
+        if (step.kind == Step::Compute)
+          step.index = order[step.index];
+    return r;
   };
   std::optional<ArenaFit> fit;
   llvm::Expected<RematResult> result = [&]() -> llvm::Expected<RematResult> {
@@ -313,13 +377,13 @@ int main(int argc, char **argv) {
   llvm::outs() << llvm::formatv(
       "{0}: peak {1} bytes (budget {2}, {3:P1} of the reference peak), "
       "compute cost {4}, TDI {5:P3}, {6:F2} s{7}\n",
-      chosen, result->peakBytes, *budget,
-      static_cast<double>(*budget) / referencePeak, result->computeCost,
-      result->computeCost / file->totalCost - 1, seconds,
+      order.empty() ? chosen : chosen + " on the new order", result->peakBytes,
+      *budget, static_cast<double>(*budget) / referencePeak,
+      result->computeCost, result->computeCost / file->totalCost - 1, seconds,
       status.empty() ? "" : ", " + status);
   if (!outPath.empty())
     return writeOutput(writePlanFile(*file, result->plan, result->peakBytes,
                                      result->computeCost,
-                                     fit ? &fit->placement : nullptr));
+                                     fit ? &fit->placement : nullptr, order));
   return 0;
 }

@@ -60,10 +60,12 @@ double planComputeCost(const Graph &graph, const Plan &plan);
 /// the Free that releases the tensor is written as one `swap_out` at the
 /// release (the file's swap-out releases at once). With a placement of the
 /// plan, each step that allocates carries its "offset" and the file its
-/// "arena_bytes".
+/// "arena_bytes". A plan that runs the ops in another order than the
+/// graph's (lms-plan --reorder) carries that order as node ids in "order".
 std::string writePlanFile(const GraphFile &file, const Plan &plan,
                           uint64_t peakBytes, double computeCost,
-                          const Placement *placement = nullptr);
+                          const Placement *placement = nullptr,
+                          llvm::ArrayRef<OpIndex> order = {});
 
 /// Parses a plan file against `file` (ids to indices); a `swap_out` becomes
 /// SwapOut + Free.
