@@ -14,6 +14,11 @@ plan's own peak_bytes/compute_cost.
 A plan placed in an arena (lms-plan --arena) has "arena_bytes" and an
 "offset" on each step that allocates: the allocation must lie inside the
 arena and overlap no resident node's bytes (also the inputs of the step).
+
+A plan that runs the nodes in another order than topo_order (lms-plan
+--reorder) says so in "order" (node ids): it must be a topological order of
+the graph with every node once, and the plan's first computation of each node
+must follow it. Nothing else depends on it: the steps are checked as always.
 """
 import json
 import sys
@@ -57,6 +62,18 @@ def main():
         print(f"invalid: step {i}: {msg}")
         sys.exit(1)
 
+    order = plan.get("order")
+    if order is not None:
+        if sorted(order) != sorted(mem):
+            print("invalid: order is not a permutation of the nodes")
+            sys.exit(1)
+        at = {v: k for k, v in enumerate(order)}
+        for u, v in graph["edges"]:
+            if at[u] > at[v]:
+                print(f"invalid: order runs {v} before its predecessor {u}")
+                sys.exit(1)
+        firsts = []
+
     for i, step in enumerate(plan["schedule"]):
         (kind, v), = [(k, x) for k, x in step.items() if k != "offset"]
         if v not in mem:
@@ -65,6 +82,8 @@ def main():
             missing = [u for u in preds[v] if u not in resident]
             if missing:
                 fail(i, f"compute {v} needs {missing[0]}, not resident")
+            if order is not None and v not in computed:
+                firsts.append(v)
             during = used if v in resident else used + mem[v]
             peak = max(peak, during)
             if v not in resident:
@@ -96,6 +115,9 @@ def main():
             peak = max(peak, used)
         else:
             fail(i, f"unknown step kind {kind}")
+    if order is not None and firsts != order:
+        print("invalid: the plan's first computations do not follow order")
+        sys.exit(1)
     never = set(mem) - computed
     if never:
         print(f"invalid: node {sorted(never)[0]} is never computed")
