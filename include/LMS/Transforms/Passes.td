@@ -417,6 +417,62 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
   let dependentDialects = ["::mlir::lms::LMSDialect"];
 }
 
+def LMSSchedule : Pass<"lms-schedule", "ModuleOp"> {
+  let summary = "Reorder the ops of every function for a smaller peak, "
+                "before any offload or recomputation";
+  let description = [{
+    The order a program runs its ops in decides how long its tensors stay
+    live: a function that computes two branches interleaved holds both
+    branches' tensors at once, the same function finishing one branch
+    before the next holds one. This pass reorders the ops of every function
+    body so that the analysed peak drops, computing every value once (no
+    offloading, no recomputation), and changes nothing else.
+
+    Only orders the IR allows are considered: every value after its
+    definition (also uses from inside nested regions), ops with memory
+    effects in their order wherever one of them writes (reads commute with
+    reads; allocation alone is not an effect; an op of unknown effects, a
+    call say, is ordered with every other op with effects), the terminator
+    last. The search is the graph core's (`LMS/Graph/Schedule.h`): XLA-style
+    list and depth-first schedulers, then simulated annealing around the
+    peak under a work limit (`iterations`), deterministic for a `seed`.
+    The new order is analysed again (bufferization's in-place decisions
+    included) and kept only when the peak is smaller; otherwise the function
+    is left as it was. Functions are scheduled callees first.
+
+    ```mlir
+    // Before: peak 210 bytes (a1 and b1 live together).
+    %a1 = "big"(%x) ...  %b1 = "big"(%x) ...
+    %a2 = "small"(%a1) ... %b2 = "small"(%b1) ...
+    // After: peak 111 bytes.
+    %a1 = "big"(%x) ...  %a2 = "small"(%a1) ...
+    %b1 = "big"(%x) ...  %b2 = "small"(%b1) ...
+    ```
+
+    `--lms-plan` runs the same scheduling on a function that does not fit
+    its budget before it offloads or recomputes (`schedule=false` turns it
+    off). With `stats=true` the pass prints each function's peak before and
+    after to stderr.
+  }];
+  let options = [
+    Option<"iterations", "iterations", "uint64_t", "0",
+           "Work limit of the search in evaluated orders (0: chosen from the "
+           "function's size)">,
+    Option<"seed", "seed", "uint64_t", "1", "Seed of the search">,
+    Option<"alignment", "alignment", "uint64_t", "1",
+           "Round every buffer up to this many bytes">,
+    Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
+           "Upper bound (a size such as 64MiB) for values of dynamic shape "
+           "without an 'lms.max_bytes' attribute">,
+    Option<"printStatistics", "stats", "bool", "false",
+           "Print each function's peak before and after to stderr">,
+  ];
+  let statistics = [
+    Statistic<"numReordered", "functions-reordered",
+              "Number of functions whose ops were reordered">
+  ];
+}
+
 def LMSInlineRecomputes : Pass<"lms-inline-recomputes"> {
   let summary = "Inline lms.recompute regions at their position";
   let description = [{

@@ -1,0 +1,215 @@
+//===- Schedule.cpp - The --lms-schedule pass -----------------------------===//
+//
+// Translates each function body into the graph core, adds the orderings the
+// IR fixes (SSA uses, side effects, the terminator), lets the graph core's
+// scheduler find an order with a smaller peak, and moves the ops into it.
+// The new order is measured again on the rewritten IR and undone when it is
+// not better (bufferization may decide differently in the new order).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LMS/Transforms/Schedule.h"
+#include "LMS/Analysis/Options.h"
+#include "LMS/Graph/Schedule.h"
+#include "LMS/Transforms/Passes.h"
+#include "LMS/Transforms/PlanningSupport.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "lms-schedule"
+
+namespace mlir {
+namespace lms {
+#define GEN_PASS_DEF_LMSSCHEDULE
+#include "LMS/Transforms/Passes.h.inc"
+} // namespace lms
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::lms;
+using ::lms::OpIndex;
+
+namespace {
+enum class Access { None, Read, Write };
+} // namespace
+
+/// How `op` (with what it holds in its regions) touches memory.
+static Access memoryAccess(Operation *op) {
+  // The graph.node ops of `lms-plan --mlir` say they are pure.
+  if (!op->getDialect() && op->hasAttr("lms.recomputable"))
+    return Access::None;
+  if (isMemoryEffectFree(op))
+    return Access::None;
+  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+      getEffectsRecursively(op);
+  if (!effects)
+    return Access::Write;
+  Access access = Access::None;
+  for (const MemoryEffects::EffectInstance &effect : *effects) {
+    if (isa<MemoryEffects::Allocate>(effect.getEffect()))
+      continue;
+    if (isa<MemoryEffects::Read>(effect.getEffect()))
+      access = Access::Read;
+    else
+      return Access::Write;
+  }
+  return access;
+}
+
+std::vector<std::pair<OpIndex, OpIndex>>
+mlir::lms::orderingConstraints(const FunctionGraph &graph) {
+  std::vector<std::pair<OpIndex, OpIndex>> edges;
+  Block *block = graph.getBlock();
+  OpIndex numOps = static_cast<OpIndex>(graph.getGraph().numOps());
+  for (OpIndex i = 0; i < numOps; ++i) {
+    Operation *op = graph.getOp(i);
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def)
+          continue;
+        Operation *top = block->findAncestorOpInBlock(*def);
+        if (!top || top == op)
+          continue;
+        if (std::optional<OpIndex> from = graph.lookupOp(top))
+          edges.push_back({*from, i});
+      }
+    });
+  }
+  // Effects, in the graph's order (the block's, constants at first use).
+  OpIndex lastWriter = -1;
+  SmallVector<OpIndex> readers;
+  for (OpIndex i = 0; i < numOps; ++i) {
+    Access access = memoryAccess(graph.getOp(i));
+    if (access == Access::None)
+      continue;
+    if (lastWriter >= 0)
+      edges.push_back({lastWriter, i});
+    if (access == Access::Read) {
+      readers.push_back(i);
+      continue;
+    }
+    for (OpIndex reader : readers)
+      edges.push_back({reader, i});
+    readers.clear();
+    lastWriter = i;
+  }
+  if (Operation *terminator = block->empty() ? nullptr : &block->back();
+      terminator && terminator->hasTrait<OpTrait::IsTerminator>()) {
+    if (std::optional<OpIndex> last = graph.lookupOp(terminator))
+      for (OpIndex i = 0; i < numOps; ++i)
+        if (i != *last)
+          edges.push_back({i, *last});
+  }
+  llvm::sort(edges);
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  return edges;
+}
+
+/// Moves the ops of `block` into `order` (its terminator stays last).
+static void moveInto(Block &block, ArrayRef<Operation *> order) {
+  Operation *terminator = &block.back();
+  for (Operation *op : order)
+    if (op != terminator)
+      op->moveBefore(terminator);
+}
+
+FailureOr<FunctionSchedule>
+mlir::lms::scheduleFunction(FunctionOpInterface func,
+                            const GraphOptions &options,
+                            const ScheduleKnobs &knobs) {
+  FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
+  if (failed(graph))
+    return failure();
+  FunctionSchedule result;
+  result.peakBefore = result.peakAfter = budgetedBytes(*graph, options);
+  result.method = "given";
+  Block &block = *graph->getBlock();
+  // Every op of the body must be a graph op to be placed.
+  if (graph->getGraph().numOps() != block.getOperations().size() ||
+      !block.back().hasTrait<OpTrait::IsTerminator>())
+    return result;
+
+  ::lms::ScheduleOptions scheduleOptions;
+  scheduleOptions.edges = orderingConstraints(*graph);
+  scheduleOptions.searchIterations = knobs.iterations;
+  scheduleOptions.seed = knobs.seed;
+  scheduleOptions.targetBytes = knobs.targetBytes;
+  llvm::Expected<::lms::ScheduleResult> scheduled =
+      ::lms::scheduleForMemory(graph->getGraph(), scheduleOptions);
+  if (!scheduled)
+    return func.emitError("internal error: scheduling failed: ")
+           << llvm::toString(scheduled.takeError());
+  LLVM_DEBUG(llvm::dbgs() << "lms-schedule: @" << func.getName() << ": graph "
+                          << scheduled->originalPeakBytes << " -> "
+                          << scheduled->peakBytes << " bytes ("
+                          << scheduled->method << ")\n");
+  if (!scheduled->changed() ||
+      scheduled->peakBytes >= scheduled->originalPeakBytes)
+    return result;
+
+  SmallVector<Operation *> original;
+  for (Operation &op : block)
+    original.push_back(&op);
+  SmallVector<Operation *> order;
+  for (OpIndex i : scheduled->order)
+    order.push_back(graph->getOp(i));
+  moveInto(block, order);
+
+  // Measure the rewritten body: bufferization decides again.
+  FailureOr<FunctionGraph> after = FunctionGraph::build(func, options);
+  uint64_t peak =
+      succeeded(after) ? budgetedBytes(*after, options) : result.peakBefore;
+  if (failed(after) || peak >= result.peakBefore) {
+    LLVM_DEBUG(llvm::dbgs() << "lms-schedule: @" << func.getName()
+                            << ": measured " << peak << " bytes, undone\n");
+    moveInto(block, original);
+    return result;
+  }
+  result.peakAfter = peak;
+  result.changed = true;
+  result.method = scheduled->method;
+  return result;
+}
+
+namespace {
+
+struct LMSSchedulePass
+    : public mlir::lms::impl::LMSScheduleBase<LMSSchedulePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<GraphOptions> options = makeGraphOptions(
+        module, alignment, dynamicBytes, /*keepArguments=*/false);
+    if (failed(options))
+      return signalPassFailure();
+    ScheduleKnobs knobs;
+    knobs.iterations = iterations;
+    knobs.seed = seed;
+    bool failedAny = false;
+    // Callees first: a caller counts its callees' peaks at its calls.
+    for (FunctionOpInterface func : functionsCalleesFirst(module)) {
+      FailureOr<FunctionSchedule> done =
+          scheduleFunction(func, *options, knobs);
+      if (failed(done)) {
+        failedAny = true;
+        continue;
+      }
+      numReordered += done->changed;
+      if (printStatistics)
+        llvm::errs() << "lms-schedule: @" << func.getName() << ": peak "
+                     << done->peakBefore << " -> " << done->peakAfter
+                     << " bytes"
+                     << (done->changed ? " (" + done->method + ")"
+                                       : std::string(", unchanged"))
+                     << "\n";
+    }
+    if (failedAny)
+      return signalPassFailure();
+  }
+};
+
+} // namespace
