@@ -16,6 +16,7 @@
 #include "LMS/Transforms/GlobalOptions.h"
 #include "LMS/Transforms/Passes.h"
 #include "LMS/Transforms/PlanningSupport.h"
+#include "LMS/Transforms/Schedule.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -115,6 +116,31 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     uint64_t measured = budgetedBytes(*graph, graphOptions);
     if (measured <= *limit)
       return success();
+    // First the order: a function that fits once reordered needs nothing
+    // else, and one that does not has less to offload or recompute.
+    if (schedule) {
+      ScheduleKnobs knobs;
+      knobs.targetBytes = *limit;
+      FailureOr<FunctionSchedule> scheduled =
+          scheduleFunction(func, graphOptions, knobs);
+      if (failed(scheduled))
+        return failure();
+      if (printStatistics)
+        llvm::errs() << "lms-plan: @" << func.getName() << ": scheduled, peak "
+                     << scheduled->peakBefore << " -> " << scheduled->peakAfter
+                     << " bytes"
+                     << (scheduled->changed ? "" : " (order unchanged)")
+                     << "\n";
+      if (scheduled->changed) {
+        graph = FunctionGraph::build(func, graphOptions);
+        if (failed(graph))
+          return failure();
+        peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
+        measured = budgetedBytes(*graph, graphOptions);
+        if (measured <= *limit)
+          return success();
+      }
+    }
     // What must go: of the live bytes, or of the arena with arena=true.
     uint64_t excess = measured - *limit;
     double unconstrained =

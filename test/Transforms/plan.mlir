@@ -1,7 +1,10 @@
-// RUN: lms-opt %s --lms-plan="budget=32KiB" | FileCheck %s
-// RUN: lms-opt %s --lms-plan="budget=32KiB stats=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
-// RUN: lms-opt %s --lms-plan="budget=32KiB strategy=swap" | FileCheck %s --check-prefix=SWAP
-// RUN: lms-opt %s --lms-plan="budget=32KiB strategy=swap" --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=FITS
+// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false" | FileCheck %s
+// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false stats=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false strategy=swap" | FileCheck %s --check-prefix=SWAP
+// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false strategy=swap" --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=FITS
+// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false" --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=FITS
+// RUN: lms-opt %s --lms-plan="budget=32KiB" | FileCheck %s --check-prefix=SCHEDULED
+// RUN: lms-opt %s --lms-plan="budget=32KiB stats=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCHEDULED-STATS
 // RUN: lms-opt %s --lms-plan="budget=32KiB" --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=FITS
 // RUN: not lms-opt %s --lms-plan="budget=32KiB strategy=magic" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not lms-opt %s --lms-plan="budget=20KiB" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOO-SMALL
@@ -10,6 +13,18 @@
 // COM: host and back costs two copies the short step cannot hide; filling it
 // COM: again costs one cheap op: the combined planner times both rewrites
 // COM: (and the mixes) and keeps the recomputation.
+
+// COM: By default the planner first reorders: %a's fill moves after the
+// COM: reduction, right before its use, and the function fits with neither
+// COM: a copy nor a recomputation (schedule=false above keeps the order).
+// SCHEDULED-STATS: lms-plan: @f: scheduled, peak 36864 -> 32768 bytes
+// SCHEDULED-STATS-NOT: offload
+// SCHEDULED-LABEL: func.func @f
+// SCHEDULED-NOT: lms.
+// SCHEDULED: linalg.reduce
+// SCHEDULED: linalg.fill
+// SCHEDULED-NEXT: tensor.empty
+// SCHEDULED-NEXT: linalg.add
 
 // STATS: lms-plan: @f: budget 32768 bytes, peak 36864 bytes, without LMS {{[0-9.]+}} us
 // STATS-NEXT:   offload 100% of the excess: {{[0-9.]+}} us, 1 tensors offloaded, 0 recomputes

@@ -361,7 +361,10 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
   let summary = "Fit every function into a device-memory budget with swaps "
                 "and recomputations together, choosing the faster mix";
   let description = [{
-    The combined planner. For each function that does not fit, it tries
+    The combined planner. A function that does not fit is first reordered
+    for a smaller peak, as `--lms-schedule` does (stopping as soon as the
+    order fits; `schedule=false` keeps the order as written): when the new
+    order fits, that is the whole plan. Otherwise, it tries
     offloading only (`--lms-insert-swaps`), recomputing only
     (`--lms-rematerialize`), and mixes where offloading first brings the peak
     down part of the way (a quarter, half, three quarters of the excess) and
@@ -391,6 +394,9 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "spec, else v100-16g)">,
     Option<"strategy", "strategy", "std::string", "\"auto\"",
            "auto (the fastest mix), swap or recompute">,
+    Option<"schedule", "schedule", "bool", "true",
+           "Reorder the ops of a function that does not fit for a smaller "
+           "peak before offloading or recomputing">,
     Option<"rematPlanner", "remat-planner", "std::string", "\"heuristic\"",
            "Recomputation planner: heuristic, exact, dtr, chen-greedy or "
            "chen-sqrt">,
