@@ -35,11 +35,48 @@ namespace {
 enum class Access { None, Read, Write };
 } // namespace
 
+/// Whether `op` is an unregistered op the user declares free of side
+/// effects: marked `lms.recomputable` (the graph.node ops of `lms-plan
+/// --mlir`), or of one of `pureDialects` and not one of the ops of the HLO
+/// dialects that talk to other devices or the host. Its regions count too.
+static bool isDeclaredPure(Operation *op, ArrayRef<std::string> pureDialects) {
+  if (op->getDialect())
+    return false;
+  if (op->hasAttr("lms.recomputable"))
+    return true;
+  StringRef name = op->getName().getStringRef();
+  auto [dialect, opName] = name.split('.');
+  if (!llvm::is_contained(pureDialects, dialect))
+    return false;
+  static constexpr llvm::StringLiteral effectful[] = {"custom_call",
+                                                      "send",
+                                                      "recv",
+                                                      "infeed",
+                                                      "outfeed",
+                                                      "after_all",
+                                                      "all_reduce",
+                                                      "all_gather",
+                                                      "all_to_all",
+                                                      "reduce_scatter",
+                                                      "collective_permute",
+                                                      "collective_broadcast",
+                                                      "optimization_barrier"};
+  return !llvm::is_contained(effectful, opName);
+}
+
 /// How `op` (with what it holds in its regions) touches memory.
-static Access memoryAccess(Operation *op) {
-  // The graph.node ops of `lms-plan --mlir` say they are pure.
-  if (!op->getDialect() && op->hasAttr("lms.recomputable"))
-    return Access::None;
+static Access memoryAccess(Operation *op, ArrayRef<std::string> pureDialects) {
+  if (!op->getDialect()) {
+    if (!isDeclaredPure(op, pureDialects))
+      return Access::Write;
+    bool pure = true;
+    op->walk([&](Operation *inner) {
+      if (inner != op && !isDeclaredPure(inner, pureDialects) &&
+          !isMemoryEffectFree(inner))
+        pure = false;
+    });
+    return pure ? Access::None : Access::Write;
+  }
   if (isMemoryEffectFree(op))
     return Access::None;
   std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
@@ -59,7 +96,8 @@ static Access memoryAccess(Operation *op) {
 }
 
 std::vector<std::pair<OpIndex, OpIndex>>
-mlir::lms::orderingConstraints(const FunctionGraph &graph) {
+mlir::lms::orderingConstraints(const FunctionGraph &graph,
+                               ArrayRef<std::string> pureDialects) {
   std::vector<std::pair<OpIndex, OpIndex>> edges;
   Block *block = graph.getBlock();
   OpIndex numOps = static_cast<OpIndex>(graph.getGraph().numOps());
@@ -82,7 +120,7 @@ mlir::lms::orderingConstraints(const FunctionGraph &graph) {
   OpIndex lastWriter = -1;
   SmallVector<OpIndex> readers;
   for (OpIndex i = 0; i < numOps; ++i) {
-    Access access = memoryAccess(graph.getOp(i));
+    Access access = memoryAccess(graph.getOp(i), pureDialects);
     if (access == Access::None)
       continue;
     if (lastWriter >= 0)
@@ -133,7 +171,7 @@ mlir::lms::scheduleFunction(FunctionOpInterface func,
     return result;
 
   ::lms::ScheduleOptions scheduleOptions;
-  scheduleOptions.edges = orderingConstraints(*graph);
+  scheduleOptions.edges = orderingConstraints(*graph, knobs.pureDialects);
   scheduleOptions.searchIterations = knobs.iterations;
   scheduleOptions.seed = knobs.seed;
   scheduleOptions.targetBytes = knobs.targetBytes;
@@ -189,6 +227,7 @@ struct LMSSchedulePass
     ScheduleKnobs knobs;
     knobs.iterations = iterations;
     knobs.seed = seed;
+    knobs.pureDialects.assign(pureDialects.begin(), pureDialects.end());
     bool failedAny = false;
     // Callees first: a caller counts its callees' peaks at its calls.
     for (FunctionOpInterface func : functionsCalleesFirst(module)) {

@@ -444,7 +444,11 @@ def LMSSchedule : Pass<"lms-schedule", "ModuleOp"> {
     peak under a work limit (`iterations`), deterministic for a `seed`.
     The new order is analysed again (bufferization's in-place decisions
     included) and kept only when the peak is smaller; otherwise the function
-    is left as it was. Functions are scheduled callees first.
+    is left as it was. Functions are scheduled callees first. Ops of
+    dialects the tool does not know (IR parsed with
+    `--allow-unregistered-dialect`) may do anything and keep their place,
+    unless `pure-dialects` names their dialect (`pure-dialects=mhlo` for
+    the ByteIR/XLA exports of `../shared/data/models`).
 
     ```mlir
     // Before: peak 210 bytes (a1 and b1 live together).
@@ -465,6 +469,10 @@ def LMSSchedule : Pass<"lms-schedule", "ModuleOp"> {
            "Work limit of the search in evaluated orders (0: chosen from the "
            "function's size)">,
     Option<"seed", "seed", "uint64_t", "1", "Seed of the search">,
+    ListOption<"pureDialects", "pure-dialects", "std::string",
+               "Unregistered dialects whose ops have no side effects (e.g. "
+               "mhlo,stablehlo; their collectives, host transfers and custom "
+               "calls excepted); other unregistered ops keep their place">,
     Option<"alignment", "alignment", "uint64_t", "1",
            "Round every buffer up to this many bytes">,
     Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",

@@ -29,6 +29,11 @@ struct ScheduleKnobs {
   uint64_t seed = 1;
   /// Stop searching once the peak is at most this (0: the smallest found).
   uint64_t targetBytes = 0;
+  /// Namespaces of unregistered dialects whose ops are free of side effects
+  /// (mhlo, stablehlo, ...): without it an unregistered op may do anything
+  /// and keeps its place among the ops with effects. Their collectives,
+  /// host transfers and custom calls keep their place all the same.
+  std::vector<std::string> pureDialects;
 };
 
 /// What scheduling did to one function.
@@ -47,9 +52,11 @@ struct FunctionSchedule {
 /// from inside a nested region) after its definition; ops with memory
 /// effects in their order where one of them writes (reads commute;
 /// allocation alone is no effect; an op of unknown effects writes; an
-/// unregistered op marked `lms.recomputable` has none); the terminator last.
+/// unregistered op marked `lms.recomputable`, or of a dialect in
+/// `pureDialects`, has none); the terminator last.
 std::vector<std::pair<::lms::OpIndex, ::lms::OpIndex>>
-orderingConstraints(const FunctionGraph &graph);
+orderingConstraints(const FunctionGraph &graph,
+                    ArrayRef<std::string> pureDialects = {});
 
 /// Reorders the ops of the body of `func` (one block) for a smaller peak
 /// and keeps the new order only when the analysis of the rewritten body
