@@ -38,6 +38,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ir_compare import same_ops  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 LMS_OPT = os.environ.get("LMS_OPT", os.path.join(ROOT, "build", "bin",
@@ -258,15 +261,6 @@ def execute(path, work, tag, capacity=None, arena=False):
 
 
 METHODS = ["insert-swaps", "rematerialize", "plan", "schedule"]
-
-
-def same_ops(a, b):
-    """Whether two modules hold the same ops, in any order: every line with
-    its SSA names and map numbers erased, compared as multisets."""
-    def lines(text):
-        return sorted(re.sub(r"#map\d*", "#map", re.sub(r"%[\w.$-]+", "%", l))
-                      for l in text.splitlines())
-    return lines(a) == lines(b)
 
 
 def check(index, seed, arena=False):

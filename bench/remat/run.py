@@ -13,6 +13,13 @@ TDI (= compute cost / sum of all costs - 1), peak, solve time and the
 optimality gap where the planner knows a bound, and the arena the plan's
 buffers need when placed at offsets (lms-plan --check --arena) over its live
 peak. Writes the results as JSON and as Markdown tables.
+
+A method named M+reorder runs `lms-plan --method M --reorder`: the planner
+may change the order of the nodes (schedule for a small peak first, then
+recompute what does not fit). With --schedule-peaks, each graph's smallest
+peak by reordering alone (`lms-plan --reorder` without a budget) is
+reported too. The published figures of Checkmate, Moccasin and FastSA on
+the random layered graphs (../shared/REFERENCES.md) go in the same table.
 """
 import argparse
 import json
@@ -29,15 +36,54 @@ ARENA = re.compile(
     r"^arena: (?P<arena>\d+) bytes, live peak (?P<live>\d+) bytes, "
     r"ratio (?P<ratio>[\d.]+)")
 SUMMARY = re.compile(
-    r"^(?P<method>[\w-]+): peak (?P<peak>\d+) bytes \(budget (?P<budget>\d+), "
+    r"^(?P<method>[\w-]+)(?: on the new order)?: peak (?P<peak>\d+) bytes \(budget (?P<budget>\d+), "
     r"[\d.]+% of the reference peak\), compute cost (?P<cost>[\d.e+]+), "
     r"TDI (?P<tdi>-?[\d.]+)%, (?P<seconds>[\d.]+) s(?:, (?P<status>.*))?$")
 
 
+SCHEDULE = re.compile(r"^schedule: peak (?P<peak>\d+) bytes \((?P<percent>[\d.]+)%"
+                      r" of the reference peak\).*, (?P<seconds>[\d.]+) s")
+
+# Published TDI (%) on the random layered graphs, recompute only in the
+# textual order (Checkmate MILP with Gurobi, Moccasin with CP-SAT on 16
+# workers, up to 3600 s) and with reordering (FastSA); None: time limit or
+# not reported.
+PUBLISHED = {
+    "n100": {"checkmate": (2.3, 0.8), "moccasin": (2.3, 0.8)},
+    "n250": {"checkmate": (None, 0.9), "moccasin": (4.9, 0.9),
+             "fastsa": (0.0, 0.0)},
+    "n500": {"checkmate": (None, None), "moccasin": (3.4, 0.7)},
+    "n1000": {"checkmate": (None, None), "moccasin": (3.4, 0.7),
+              "fastsa": (2.5, 0.4)},
+}
+
+
+def published(graph, source, budget):
+    m = re.match(r"random_layered_(n\d+)_", graph)
+    if not m or m[1] not in PUBLISHED or budget not in (80, 90):
+        return "-"
+    value = PUBLISHED[m[1]].get(source, (None, None))[budget == 90]
+    if value is None:
+        return "time limit" if source == "checkmate" else "-"
+    return f"{value:.1f}%"
+
+
+def schedule_peak(lms_plan, graph):
+    proc = subprocess.run([lms_plan, "--graph", graph, "--reorder"],
+                          capture_output=True, text=True)
+    m = SCHEDULE.match(proc.stdout.strip().splitlines()[-1]) \
+        if proc.returncode == 0 else None
+    return {"peak_bytes": int(m["peak"]), "percent": float(m["percent"]),
+            "seconds": float(m["seconds"])} if m else None
+
+
 def run_one(lms_plan, graph, budget, method, seconds):
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        base, _, variant = method.partition("+")
         cmd = [lms_plan, "--graph", graph, "--budget", f"{budget}%",
-               "--method", method, "--quiet", "--out", out.name]
+               "--method", base, "--quiet", "--out", out.name]
+        if variant == "reorder":
+            cmd.append("--reorder")
         if seconds is not None:
             cmd += ["--time-limit", str(seconds)]
         start = time.time()
@@ -92,7 +138,7 @@ def tdi_cell(row, method):
     cell = f"{row['tdi_percent']:.3f}%"
     if row.get("optimal"):
         cell += "*"
-    if method == "exact":
+    if method.startswith("exact"):
         extra = f"{row['solve_seconds']:.0f} s"
         if not row.get("optimal") and "gap_percent" in row:
             extra += f", gap {row['gap_percent']:.2f}%"
@@ -129,6 +175,10 @@ def main():
     parser.add_argument("--heuristic-seconds", type=float, default=1.0)
     parser.add_argument("--exact-seconds", type=float, default=60.0)
     parser.add_argument("--filter", default="")
+    parser.add_argument("--schedule-peaks", action="store_true",
+                        help="report each graph's peak by reordering alone")
+    parser.add_argument("--published", action="store_true",
+                        help="add the published figures as columns")
     parser.add_argument("--lms-plan",
                         default=os.path.join(ROOT, "build", "bin", "lms-plan"))
     parser.add_argument("--json", default="")
@@ -149,9 +199,9 @@ def main():
             cells = []
             for method in methods:
                 seconds = None
-                if method in ("heuristic", "dtr"):
+                if method.split("+")[0] in ("heuristic", "dtr"):
                     seconds = args.heuristic_seconds
-                elif method == "exact":
+                elif method.split("+")[0] == "exact":
                     seconds = args.exact_seconds
                 row = run_one(args.lms_plan, path, budget, method, seconds)
                 row["graph"] = name[:-5]
@@ -165,6 +215,14 @@ def main():
             print(f"{name[:34]:34} {budget:>5}% " +
                   " ".join(f"{c:>16}" for c in cells), flush=True)
 
+    schedules = {}
+    if args.schedule_peaks:
+        for name in graphs:
+            schedules[name[:-5]] = schedule_peak(
+                args.lms_plan, os.path.join(args.graphs, name))
+            print(f"{name[:-5]}: reordering alone reaches "
+                  f"{schedules[name[:-5]]}", flush=True)
+
     meta = {"command": " ".join([os.path.relpath(sys.argv[0], ROOT)] +
                                 sys.argv[1:]),
             "heuristic_seconds": args.heuristic_seconds,
@@ -173,7 +231,8 @@ def main():
             str(os.cpu_count()) + " cores"}
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"meta": meta, "results": results}, f, indent=1)
+            json.dump({"meta": meta, "results": results,
+                       "schedule_peaks": schedules}, f, indent=1)
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write("<!-- generated by bench/remat/run.py -->\n\n")
@@ -182,7 +241,37 @@ def main():
                     "better); `*` = proven optimal; `infeasible` = budget "
                     "below the smallest feasible one (reported); time and "
                     "gap of the exact planner in parentheses.\n\n")
-            write_table(f, graphs, budgets, methods, results, tdi_cell)
+            columns = methods
+            sources = ["checkmate", "moccasin", "fastsa"] \
+                if args.published else []
+            rows = list(results)
+            for name in graphs:
+                for budget in budgets:
+                    for source in sources:
+                        rows.append({"graph": name[:-5], "method": source,
+                                     "budget_percent": budget,
+                                     "published": published(name, source,
+                                                            budget)})
+            write_table(f, graphs, budgets, columns + sources, rows,
+                        lambda row, method: row["published"]
+                        if "published" in row else tdi_cell(row, method))
+            if sources:
+                f.write("\nThe last columns are published figures "
+                        "(../shared/REFERENCES.md): Checkmate's MILP with "
+                        "Gurobi and Moccasin's CP-SAT on 16 workers, up to "
+                        "3600 s, in the textual order; FastSA (simulated "
+                        "annealing over order and recomputation; n=250 "
+                        "reaches 72.2% of its peak by reordering alone, so "
+                        "both budgets need no recomputation).\n")
+            if schedules:
+                f.write("\nSmallest peak by reordering alone (`lms-plan "
+                        "--reorder`, no recomputation), in % of the "
+                        "reference order's peak:\n\n| graph | peak | time "
+                        "|\n|---|---|---|\n")
+                for name, s in schedules.items():
+                    f.write(f"| {name} | {s['percent']:.1f}% | "
+                            f"{s['seconds']:.2f} s |\n" if s else
+                            f"| {name} | failed | |\n")
             f.write("\nArena over live peak of each plan (its buffers placed "
                     "at offsets in one arena, `lms-plan --check --arena`; "
                     "1.0000 = no fragmentation):\n\n")

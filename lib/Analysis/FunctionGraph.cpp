@@ -232,6 +232,10 @@ private:
     /// summarizeCallee).
     int64_t peakBytes = 0;
     OpCost cost;
+    /// For a call, per result: the argument of the callee whose own buffer
+    /// it returns (the argument, or a view of it, returned without a copy),
+    /// or -1 for a buffer of its own.
+    SmallVector<int> resultArguments;
   };
 
   /// `borrowed`: for a function body, which arguments the function borrows
@@ -640,6 +644,22 @@ GraphBuilder::summarizeCallee(FunctionOpInterface callee,
   uint64_t boundary = inner.getBoundaryBytes();
   summary.peakBytes =
       static_cast<int64_t>(peak) - static_cast<int64_t>(boundary);
+  // Results that are an argument's buffer: the terminator returns the
+  // buffer itself where it makes no copy (the first time it returns it, and
+  // not a borrowed argument: see the return rule in buildBlock).
+  Operation *terminator = body.front().getTerminator();
+  llvm::SmallDenseSet<TensorIndex> returned;
+  for (Value operand : terminator->getOperands()) {
+    int argument = -1;
+    std::optional<TensorIndex> t = inner.lookupBuffer(operand);
+    if (t && returned.insert(*t).second && g.tensor(*t).producer == kEntry &&
+        g.tensor(*t).space == MemorySpace::Device &&
+        (!g.tensor(*t).liveOut || options.keepArgumentsResident))
+      if (auto arg = dyn_cast<BlockArgument>(inner.getAllocatingValue(*t)))
+        if (arg.getOwner() == &body.front())
+          argument = static_cast<int>(arg.getArgNumber());
+    summary.resultArguments.push_back(argument);
+  }
   for (const ::lms::Op &op : g.getOps()) {
     summary.cost.flops += op.cost.flops;
     summary.cost.bytes += op.cost.bytes;
@@ -811,6 +831,46 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
       return success();
     };
 
+    // A call: the callee owns an operand passed at its buffer's last use
+    // (it may free it early); it borrows the others, which the caller frees.
+    std::optional<Summary> callSummary;
+    SmallVector<bool> borrowedOperands;
+    if (auto call = dyn_cast<CallOpInterface>(op);
+        call && op.getNumRegions() == 0) {
+      for (Value operand : call->getOperands()) {
+        std::optional<TensorIndex> t = fg.lookupBuffer(operand);
+        // The rule of FunctionGraph::borrowedCallOperands, on the graph
+        // built so far (later aliases only extend bufferLastUse through
+        // uses after the call, already counted).
+        bool owned = t && !isViewValue(operand) && !isResidentCopy(operand) &&
+                     !(regionMode && isa<BlockArgument>(operand)) &&
+                     !graph.tensor(*t).liveOut && bufferLastUse[*t] <= index &&
+                     graph.tensor(*t).space == MemorySpace::Device &&
+                     llvm::count(call->getOperands(), operand) == 1;
+        borrowedOperands.push_back(!owned);
+      }
+      FailureOr<Summary> summary = summarizeCall(call, borrowedOperands);
+      if (failed(summary))
+        return failure();
+      callSummary = std::move(*summary);
+      fg.callBorrowed[&op] = borrowedOperands;
+    }
+    // The argument buffer a call result is, when the callee returns an
+    // argument it owns (or a view of it) without a copy.
+    auto returnedArgument = [&](OpResult result) -> std::optional<TensorIndex> {
+      auto call = dyn_cast<CallOpInterface>(op);
+      if (!callSummary || !call ||
+          call.getArgOperands().size() != op.getNumOperands() ||
+          result.getResultNumber() >= callSummary->resultArguments.size())
+        return std::nullopt;
+      int argument = callSummary->resultArguments[result.getResultNumber()];
+      if (argument < 0 ||
+          static_cast<unsigned>(argument) >= op.getNumOperands() ||
+          borrowedOperands[argument])
+        return std::nullopt;
+      return fg.lookupBuffer(op.getOperand(argument));
+    };
+
     if (auto swapOut = dyn_cast<SwapOutOp>(op)) {
       kind = OpKind::SwapOut;
       std::optional<TensorIndex> source = fg.lookupBuffer(swapOut.getSource());
@@ -844,6 +904,10 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
       for (OpResult result : op.getResults()) {
         if (!isBufferType(result.getType()))
           continue;
+        if (std::optional<TensorIndex> buffer = returnedArgument(result)) {
+          addAlias(result, *buffer, index);
+          continue;
+        }
         // Results tied to an init operand: in place when the init's buffer is
         // not used after this op.
         Value init;
@@ -912,28 +976,10 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
       transient = summary->peakBytes;
       cost.flops += summary->cost.flops;
       cost.bytes += summary->cost.bytes;
-    } else if (auto call = dyn_cast<CallOpInterface>(op)) {
-      // The callee owns an operand passed at its buffer's last use (it may
-      // free it early); it borrows the others, which the caller frees.
-      SmallVector<bool> borrowedOperands;
-      for (Value operand : call->getOperands()) {
-        std::optional<TensorIndex> t = fg.lookupBuffer(operand);
-        // The rule of FunctionGraph::borrowedCallOperands, on the graph
-        // built so far (later aliases only extend bufferLastUse through
-        // uses after the call, already counted).
-        bool owned = t && !isViewValue(operand) && !isResidentCopy(operand) &&
-                     !(regionMode && isa<BlockArgument>(operand)) &&
-                     !graph.tensor(*t).liveOut && bufferLastUse[*t] <= index &&
-                     graph.tensor(*t).space == MemorySpace::Device &&
-                     llvm::count(call->getOperands(), operand) == 1;
-        borrowedOperands.push_back(!owned);
-      }
-      FailureOr<Summary> summary = summarizeCall(call, borrowedOperands);
-      if (failed(summary))
-        return failure();
-      transient = summary->peakBytes;
-      cost.flops += summary->cost.flops;
-      cost.bytes += summary->cost.bytes;
+    } else if (callSummary) {
+      transient = callSummary->peakBytes;
+      cost.flops += callSummary->cost.flops;
+      cost.bytes += callSummary->cost.bytes;
     }
 
     // A function returns each result as a buffer its caller owns: a buffer
@@ -1017,6 +1063,10 @@ FunctionGraph::borrowedCallOperands(CallOpInterface call) const {
   // An external callee (a host function) frees nothing: the caller does.
   auto callee = dyn_cast_or_null<FunctionOpInterface>(call.resolveCallable());
   bool external = !callee || callee.isExternal();
+  // The decision the translation made (and counted).
+  if (auto it = callBorrowed.find(call.getOperation());
+      !external && top == call.getOperation() && it != callBorrowed.end())
+    return it->second;
   for (Value operand : call->getOperands()) {
     std::optional<TensorIndex> t = lookupBuffer(operand);
     bool owned = !external && index && top == call.getOperation() && t &&

@@ -152,13 +152,18 @@ struct LMSDeallocatePass
                           graph.lookupBuffer(yielded))
                     notFreed.insert(*t);
       // A call owns the buffers passed at their last use (the callee frees
-      // them); the caller frees the ones it lends.
+      // them); the caller frees the ones it lends, and those the callee
+      // returns (an owned argument returned as a result is the caller's
+      // again).
       if (auto call = dyn_cast<CallOpInterface>(op))
         for (auto [operand, borrowed] :
              llvm::zip(op.getOperands(), graph.borrowedCallOperands(call)))
           if (isa<MemRefType>(operand.getType()) && !borrowed)
             if (std::optional<TensorIndex> t = graph.lookupBuffer(operand))
-              notFreed.insert(*t);
+              if (llvm::none_of(op.getResults(), [&](Value result) {
+                    return graph.lookupBuffer(result) == t;
+                  }))
+                notFreed.insert(*t);
     }
     if (numOps > 0)
       for (TensorIndex t : g.op(numOps - 1).inputs)
