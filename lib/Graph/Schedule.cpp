@@ -282,6 +282,202 @@ std::vector<OpIndex> dfsSchedule(const Graph &graph, const Constraints &c) {
   return order;
 }
 
+/// Simulated annealing over single-op moves, each within the window its
+/// dependences allow (most of them around the peak: a producer of a tensor
+/// live there moved later, a consumer moved earlier). A stage minimizes
+///   peakWeight * peak + (bytes above a threshold, summed over positions) / n
+/// where the threshold is fixed, or a fraction of the best peak so far: the
+/// second term rewards moves that thin the top before one of them lowers
+/// it, and a low fixed threshold (peakWeight small) smooths the landscape
+/// where the peak alone is flat. Every stage starts from the best order so
+/// far; the best order is kept by the goal's key (the peak; or, with
+/// LeastExcess, the bytes above the target, then the peak).
+class Annealer {
+public:
+  struct Stage {
+    double peakWeight;
+    /// Bytes, or with `relative` a fraction of the best peak so far.
+    double threshold;
+    bool relative;
+    /// Share of the work limit.
+    unsigned share;
+  };
+
+  Annealer(const Graph &graph, const Constraints &c, Evaluator &evaluator,
+           const ScheduleOptions &options, ScheduleResult &result)
+      : graph(graph), c(c), evaluator(evaluator), options(options),
+        result(result), n(static_cast<OpIndex>(graph.numOps())),
+        random(options.seed * 0x9e3779b97f4a7c15ULL + 0x5343),
+        isAround(graph.numOps(), 0),
+        startTime(std::chrono::steady_clock::now()) {
+    std::vector<int32_t> pos = positionsOf(result.order);
+    evaluator.evaluate(pos, result.order);
+    bestKey = keyOf(result.peakBytes);
+  }
+
+  bool improvedAny() const { return improved; }
+
+  /// Runs one stage; false once the target is met or the time cap bites.
+  bool run(const Stage &stage, uint64_t iterations) {
+    order = result.order;
+    pos = positionsOf(order);
+    uint64_t peak = evaluator.evaluate(pos, order);
+    auto objective = [&](uint64_t peakBytes) {
+      double threshold =
+          stage.relative
+              ? stage.threshold * static_cast<double>(result.peakBytes)
+              : stage.threshold;
+      return stage.peakWeight * static_cast<double>(peakBytes) +
+             excessAbove(threshold) / n;
+    };
+    double current = objective(peak);
+    double startTemperature = 0.002 * static_cast<double>(result.peakBytes);
+    collectAround();
+    uint64_t sinceCollect = 0;
+    for (uint64_t i = 0; i < iterations; ++i) {
+      if ((i & 255) == 0 && expired()) {
+        result.stoppedByTimeLimit = true;
+        return false;
+      }
+      if (targetMet())
+        return false;
+      OpIndex op = !around.empty() && random.below(4) != 0
+                       ? around[random.below(around.size())]
+                       : static_cast<OpIndex>(random.below(n));
+      int32_t lo = 0, hi = n - 1;
+      for (OpIndex pred : c.preds[op])
+        lo = std::max(lo, pos[pred] + 1);
+      for (OpIndex succ : c.succs[op])
+        hi = std::min(hi, pos[succ] - 1);
+      int32_t from = pos[op];
+      if (hi <= lo)
+        continue;
+      int32_t to = lo + static_cast<int32_t>(random.below(hi - lo + 1));
+      if (to == from)
+        continue;
+      move(from, to);
+      uint64_t trialPeak = evaluator.evaluate(pos, order);
+      ++result.evaluations;
+      double trial = objective(trialPeak);
+      double temperature =
+          startTemperature * (1.0 - static_cast<double>(i) / iterations);
+      bool accept = trial <= current ||
+                    (temperature > 0 &&
+                     random.unit() < std::exp((current - trial) / temperature));
+      if (!accept) {
+        move(to, from);
+        continue;
+      }
+      bool peakMoved = trialPeak != peak;
+      peak = trialPeak;
+      std::pair<double, uint64_t> key = keyOf(peak);
+      if (key < bestKey) {
+        bestKey = key;
+        result.order = order;
+        result.peakBytes = peak;
+        improved = true;
+      }
+      current = objective(peak);
+      if (++sinceCollect >= 16 || peakMoved) {
+        sinceCollect = 0;
+        collectAround();
+      }
+    }
+    return true;
+  }
+
+private:
+  /// Bytes above `threshold` summed over the positions of the last
+  /// evaluation.
+  double excessAbove(double threshold) const {
+    double excess = 0;
+    for (uint64_t bytes : evaluator.getDuring())
+      if (static_cast<double>(bytes) > threshold)
+        excess += static_cast<double>(bytes) - threshold;
+    return excess;
+  }
+  /// The goal's key of the last evaluation (smaller is better).
+  std::pair<double, uint64_t> keyOf(uint64_t peak) const {
+    if (options.goal == ScheduleGoal::LeastExcess && options.targetBytes)
+      return {excessAbove(static_cast<double>(options.targetBytes)), peak};
+    return {static_cast<double>(peak), 0};
+  }
+  bool targetMet() const {
+    return options.targetBytes && result.peakBytes <= options.targetBytes;
+  }
+  bool expired() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         startTime)
+               .count() > options.timeLimitSeconds;
+  }
+  void move(int32_t from, int32_t to) {
+    OpIndex op = order[from];
+    if (from < to)
+      for (int32_t k = from; k < to; ++k) {
+        order[k] = order[k + 1];
+        pos[order[k]] = k;
+      }
+    else
+      for (int32_t k = from; k > to; --k) {
+        order[k] = order[k - 1];
+        pos[order[k]] = k;
+      }
+    order[to] = op;
+    pos[op] = to;
+  }
+  /// The ops around the peak of the last evaluation: its op, the producers
+  /// and last users of what is live across it.
+  void collectAround() {
+    for (OpIndex op : around)
+      isAround[op] = 0;
+    around.clear();
+    const std::vector<uint64_t> &during = evaluator.getDuring();
+    int32_t at = static_cast<int32_t>(
+        std::max_element(during.begin(), during.end()) - during.begin());
+    auto add = [&](OpIndex op) {
+      if (op >= 0 && !isAround[op]) {
+        isAround[op] = 1;
+        around.push_back(op);
+      }
+    };
+    add(order[at]);
+    for (const Tensor &tensor : graph.getTensors()) {
+      if (tensor.space != MemorySpace::Device || tensor.bytes == 0 ||
+          tensor.liveOut)
+        continue;
+      int32_t start = tensor.producer == kEntry ? -1 : pos[tensor.producer];
+      if (start >= at)
+        continue;
+      int32_t end = start;
+      OpIndex last = -1;
+      for (OpIndex user : tensor.users)
+        if (pos[user] > end) {
+          end = pos[user];
+          last = user;
+        }
+      if (end < at)
+        continue;
+      add(tensor.producer);
+      add(last);
+    }
+  }
+
+  const Graph &graph;
+  const Constraints &c;
+  Evaluator &evaluator;
+  const ScheduleOptions &options;
+  ScheduleResult &result;
+  OpIndex n;
+  detail::SplitMix random;
+  std::vector<OpIndex> order;
+  std::vector<int32_t> pos;
+  std::vector<OpIndex> around;
+  std::vector<uint8_t> isAround;
+  std::pair<double, uint64_t> bestKey;
+  bool improved = false;
+  std::chrono::steady_clock::time_point startTime;
+};
+
 } // namespace
 
 uint64_t lms::autoScheduleIterations(const Graph &graph) {
@@ -387,140 +583,30 @@ lms::scheduleForMemory(const Graph &graph, const ScheduleOptions &options) {
   if (options.targetBytes && result.peakBytes <= options.targetBytes)
     return result;
 
-  // Annealing over single-op moves from the best construction.
+  // Annealing over single-op moves from the best construction, in stages
+  // of different objectives (see Annealer).
   uint64_t iterations = options.searchIterations
                             ? options.searchIterations
                             : autoScheduleIterations(graph);
-  auto startTime = std::chrono::steady_clock::now();
-  auto expired = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         startTime)
-               .count() > options.timeLimitSeconds;
-  };
-  std::vector<OpIndex> order = result.order;
-  pos = positionsOf(order);
-  uint64_t best = result.peakBytes;
-  // The objective: the peak, plus the bytes above 90% of the best peak
-  // averaged over the positions, which rewards moves that thin the top
-  // before one of them lowers it.
-  auto objective = [&](uint64_t peak) {
-    double threshold = 0.9 * static_cast<double>(best);
-    double excess = 0;
-    for (uint64_t bytes : evaluator.getDuring())
-      if (static_cast<double>(bytes) > threshold)
-        excess += static_cast<double>(bytes) - threshold;
-    return static_cast<double>(peak) + excess / n;
-  };
-  uint64_t peak = evaluator.evaluate(pos, order);
-  double current = objective(peak);
-  detail::SplitMix random(options.seed * 0x9e3779b97f4a7c15ULL + 0x5343);
-  std::vector<OpIndex> around;
-  std::vector<uint8_t> isAround(n, 0);
-  bool improved = false;
-  auto move = [&](int32_t from, int32_t to) {
-    OpIndex op = order[from];
-    if (from < to)
-      for (int32_t k = from; k < to; ++k) {
-        order[k] = order[k + 1];
-        pos[order[k]] = k;
-      }
-    else
-      for (int32_t k = from; k > to; --k) {
-        order[k] = order[k - 1];
-        pos[order[k]] = k;
-      }
-    order[to] = op;
-    pos[op] = to;
-  };
-  // The ops around the current peak: its op, the producers and last users
-  // of what is live across it.
-  auto collectAround = [&] {
-    for (OpIndex op : around)
-      isAround[op] = 0;
-    around.clear();
-    const std::vector<uint64_t> &during = evaluator.getDuring();
-    int32_t at = static_cast<int32_t>(
-        std::max_element(during.begin(), during.end()) - during.begin());
-    auto add = [&](OpIndex op) {
-      if (op >= 0 && !isAround[op]) {
-        isAround[op] = 1;
-        around.push_back(op);
-      }
-    };
-    add(order[at]);
-    for (const Tensor &tensor : graph.getTensors()) {
-      if (tensor.space != MemorySpace::Device || tensor.bytes == 0 ||
-          tensor.liveOut)
-        continue;
-      int32_t start = tensor.producer == kEntry ? -1 : pos[tensor.producer];
-      if (start >= at)
-        continue;
-      int32_t end = start;
-      OpIndex last = -1;
-      for (OpIndex user : tensor.users)
-        if (pos[user] > end) {
-          end = pos[user];
-          last = user;
-        }
-      if (end < at)
-        continue;
-      add(tensor.producer);
-      add(last);
-    }
-  };
-  collectAround();
-  double startTemperature = 0.002 * static_cast<double>(best);
-  uint64_t sinceCollect = 0;
-  for (uint64_t i = 0; i < iterations; ++i) {
-    if ((i & 255) == 0 && expired()) {
-      result.stoppedByTimeLimit = true;
-      break;
-    }
-    if (options.targetBytes && best <= options.targetBytes)
-      break;
-    OpIndex op = !around.empty() && random.below(4) != 0
-                     ? around[random.below(around.size())]
-                     : static_cast<OpIndex>(random.below(n));
-    int32_t lo = 0, hi = n - 1;
-    for (OpIndex pred : c.preds[op])
-      lo = std::max(lo, pos[pred] + 1);
-    for (OpIndex succ : c.succs[op])
-      hi = std::min(hi, pos[succ] - 1);
-    int32_t from = pos[op];
-    if (hi <= lo)
-      continue;
-    int32_t to = lo + static_cast<int32_t>(random.below(hi - lo + 1));
-    if (to == from)
-      continue;
-    move(from, to);
-    uint64_t trialPeak = evaluator.evaluate(pos, order);
-    ++result.evaluations;
-    double trial = objective(trialPeak);
-    double temperature =
-        startTemperature * (1.0 - static_cast<double>(i) / iterations);
-    bool accept = trial <= current ||
-                  (temperature > 0 &&
-                   random.unit() < std::exp((current - trial) / temperature));
-    if (!accept) {
-      move(to, from);
-      continue;
-    }
-    current = trial;
-    bool peakMoved = trialPeak != peak;
-    peak = trialPeak;
-    if (peak < best) {
-      best = peak;
-      result.order = order;
-      result.peakBytes = peak;
-      improved = true;
-      current = objective(peak);
-    }
-    if (++sinceCollect >= 16 || peakMoved) {
-      sinceCollect = 0;
-      collectAround();
-    }
+  Annealer annealer(graph, c, evaluator, options, result);
+  double p0 = static_cast<double>(result.peakBytes);
+  std::vector<Annealer::Stage> stages;
+  if (options.goal == ScheduleGoal::LeastExcess && options.targetBytes) {
+    stages = {{0.1, static_cast<double>(options.targetBytes), false, 2},
+              {1.0, 0.9, true, 1}};
+  } else {
+    stages = {{1.0, 0.9, true, 1},
+              {0.1, 0.85 * p0, false, 1},
+              {0.1, 0.75 * p0, false, 1}};
   }
-  if (improved)
+  unsigned shares = 0;
+  for (const Annealer::Stage &stage : stages)
+    shares += stage.share;
+  for (const Annealer::Stage &stage : stages) {
+    if (!annealer.run(stage, iterations * stage.share / shares))
+      break;
+  }
+  if (annealer.improvedAny())
     result.method += "+anneal";
   return result;
 }

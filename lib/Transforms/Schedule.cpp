@@ -16,7 +16,10 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Debug.h"
+
+#include <functional>
 
 #define DEBUG_TYPE "lms-schedule"
 
@@ -111,7 +114,12 @@ mlir::lms::orderingConstraints(const FunctionGraph &graph,
         Operation *top = block->findAncestorOpInBlock(*def);
         if (!top || top == op)
           continue;
-        if (std::optional<OpIndex> from = graph.lookupOp(top))
+        // A host constant whose first use only overwrites it is scheduled
+        // (counted) at its first reading use, after this one: its place in
+        // the IR does not matter to the analysis, and moveInto puts it
+        // before its users again.
+        if (std::optional<OpIndex> from = graph.lookupOp(top);
+            from && *from < i)
           edges.push_back({*from, i});
       }
     });
@@ -146,10 +154,30 @@ mlir::lms::orderingConstraints(const FunctionGraph &graph,
   return edges;
 }
 
-/// Moves the ops of `block` into `order` (its terminator stays last).
+/// Moves the ops of `block` into `order` (its terminator stays last). An op
+/// whose value is used before its place in `order` (a constant the graph
+/// counts at a later, reading use) goes right before that first use.
 static void moveInto(Block &block, ArrayRef<Operation *> order) {
   Operation *terminator = &block.back();
+  llvm::SmallPtrSet<Operation *, 32> placed;
+  SmallVector<Operation *> legal;
+  // Definitions first; such ops have no operands of the block (constants),
+  // so the worklist stays short.
+  std::function<void(Operation *)> place = [&](Operation *op) {
+    if (!placed.insert(op).second)
+      return;
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          if (Operation *top = block.findAncestorOpInBlock(*def);
+              top && top != op)
+            place(top);
+    });
+    legal.push_back(op);
+  };
   for (Operation *op : order)
+    place(op);
+  for (Operation *op : legal)
     if (op != terminator)
       op->moveBefore(terminator);
 }

@@ -134,6 +134,33 @@ func.func @calls(%x: tensor<64xf32>, %za: tensor<64xf32>, %zb: tensor<64xf32>) -
 
 // -----
 
+// COM: Regression (property test, seed 11): a constant whose first use only
+// COM: overwrites it (the destination of %w, which bufferization copies) is
+// COM: counted at its first reading use (%r), after %w; the SSA use from %w
+// COM: is not an ordering the graph can keep, and was reported as "internal
+// COM: error: scheduling failed". The constant stays before both uses.
+// STATS: lms-schedule: @constant_destination: peak 16384 -> 16384 bytes, unchanged
+// CHECK-LABEL: func.func @constant_destination
+// CHECK: %[[C:.*]] = arith.constant dense<2.0
+// CHECK: linalg.generic {{.*}} outs(%[[C]]
+// CHECK: linalg.add ins(%{{.*}}, %[[C]]
+#id = affine_map<(d0) -> (d0)>
+func.func @constant_destination(%x: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<1024xf32>) {
+  %c = arith.constant dense<2.0> : tensor<1024xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1024xf32>
+  %big = linalg.fill ins(%zero : f32) outs(%e : tensor<1024xf32>) -> tensor<1024xf32>
+  %w = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<1024xf32>) outs(%c : tensor<1024xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    linalg.yield %i : f32
+  } -> tensor<1024xf32>
+  %e2 = tensor.empty() : tensor<1024xf32>
+  %r = linalg.add ins(%big, %c : tensor<1024xf32>, tensor<1024xf32>) outs(%e2 : tensor<1024xf32>) -> tensor<1024xf32>
+  return %w, %r : tensor<1024xf32>, tensor<1024xf32>
+}
+
+// -----
+
 // COM: A value of unknown size is the analysis' error, at the value.
 func.func @dynamic(%n: index) -> tensor<?xf32> {
   // expected-error @below {{its shape is dynamic}}

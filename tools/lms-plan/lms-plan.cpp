@@ -94,7 +94,8 @@ static llvm::cl::opt<bool>
 static llvm::cl::opt<uint64_t> scheduleIterations(
     "schedule-iterations",
     llvm::cl::desc("Work limit of the scheduling search in evaluated orders "
-                   "(--reorder; default: chosen from the graph size)"),
+                   "(--reorder; default: four times what the passes use "
+                   "for the graph's size)"),
     llvm::cl::init(0));
 static llvm::cl::opt<uint64_t>
     alignment("alignment",
@@ -233,41 +234,55 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  // --reorder: an order with a small peak first (stopping once it fits).
-  std::vector<OpIndex> order;
-  Graph reordered;
+  // --reorder: orders with a small peak first (stopping once one fits).
+  // When none fits, the order with the smallest peak and the one with the
+  // fewest bytes above the budget are both planned, the cheaper plan kept.
+  std::vector<std::vector<OpIndex>> orders;
   if (reorder) {
-    ScheduleOptions scheduleOptions;
-    scheduleOptions.seed = seed;
-    scheduleOptions.searchIterations = scheduleIterations;
-    if (timeLimit >= 0)
-      scheduleOptions.timeLimitSeconds = timeLimit.getValue();
-    if (budget)
-      scheduleOptions.targetBytes = *budget;
-    auto start = std::chrono::steady_clock::now();
-    llvm::Expected<ScheduleResult> scheduled =
-        scheduleForMemory(g, scheduleOptions);
-    if (!scheduled)
-      return fail(llvm::toString(scheduled.takeError()));
-    llvm::outs() << llvm::formatv(
-        "schedule: peak {0} bytes ({1:P1} of the reference peak), from {2}, "
-        "{3} orders evaluated, {4:F2} s{5}\n",
-        scheduled->peakBytes,
-        static_cast<double>(scheduled->peakBytes) / referencePeak,
-        scheduled->method, scheduled->evaluations,
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count(),
-        scheduled->stoppedByTimeLimit
-            ? ", stopped by the time limit (not reproducible)"
-            : "");
+    for (ScheduleGoal goal :
+         {ScheduleGoal::SmallestPeak, ScheduleGoal::LeastExcess}) {
+      if (goal == ScheduleGoal::LeastExcess && !budget)
+        break;
+      ScheduleOptions scheduleOptions;
+      scheduleOptions.seed = seed;
+      // Planning a graph file is an offline job: more search than a pass
+      // makes by default.
+      scheduleOptions.searchIterations = scheduleIterations
+                                             ? scheduleIterations.getValue()
+                                             : 4 * autoScheduleIterations(g);
+      if (timeLimit >= 0)
+        scheduleOptions.timeLimitSeconds = timeLimit.getValue();
+      if (budget)
+        scheduleOptions.targetBytes = *budget;
+      scheduleOptions.goal = goal;
+      auto start = std::chrono::steady_clock::now();
+      llvm::Expected<ScheduleResult> scheduled =
+          scheduleForMemory(g, scheduleOptions);
+      if (!scheduled)
+        return fail(llvm::toString(scheduled.takeError()));
+      llvm::outs() << llvm::formatv(
+          "schedule{0}: peak {1} bytes ({2:P1} of the reference peak), from "
+          "{3}, {4} orders evaluated, {5:F2} s{6}\n",
+          goal == ScheduleGoal::LeastExcess ? " (least excess)" : "",
+          scheduled->peakBytes,
+          static_cast<double>(scheduled->peakBytes) / referencePeak,
+          scheduled->method, scheduled->evaluations,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                        start)
+              .count(),
+          scheduled->stoppedByTimeLimit
+              ? ", stopped by the time limit (not reproducible)"
+              : "");
+      if (scheduled->changed() && !llvm::is_contained(orders, scheduled->order))
+        orders.push_back(scheduled->order);
+      if (budget && scheduled->peakBytes <= *budget)
+        break;
+    }
     if (!budget)
       return 0;
-    if (scheduled->changed()) {
-      order = std::move(scheduled->order);
-      reordered = reorderGraph(g, order);
-    }
   }
-  const Graph &planned = order.empty() ? g : reordered;
+  if (orders.empty())
+    orders.push_back({}); // the order of the file
 
   if (!budget)
     return fail("--budget is required to plan");
@@ -282,10 +297,6 @@ int main(int argc, char **argv) {
     options.timeLimitSeconds = 60;
   options.searchIterations = iterations;
   options.seed = seed;
-  options.backwardOps = file->backward;
-  if (!order.empty() && !options.backwardOps.empty())
-    for (auto [k, op] : llvm::enumerate(order))
-      options.backwardOps[k] = file->backward[op];
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
@@ -318,46 +329,79 @@ int main(int argc, char **argv) {
     return fail("unknown method '" + chosen +
                 "': expected checkpoint-all, chen-sqrt, chen-greedy, "
                 "heuristic, dtr or exact");
-  // Plans of the reordered graph name its ops by position: map them back.
-  auto planAt = [&](uint64_t target) -> llvm::Expected<RematResult> {
-    llvm::Expected<RematResult> r =
-        planRemat(planned, target, *parsedMethod, options);
-    if (r && !order.empty())
-      for (Step &step : r->plan)
-        if (step.kind == Step::Compute)
-          step.index = order[step.index];
-    return r;
+  // One order's plan (and its arena fit); plans of a reordered graph name
+  // its ops by position: they are mapped back.
+  struct Outcome {
+    std::vector<OpIndex> order;
+    std::optional<RematResult> result;
+    std::string error;
+    std::optional<ArenaFit> fit;
   };
-  std::optional<ArenaFit> fit;
-  llvm::Expected<RematResult> result = [&]() -> llvm::Expected<RematResult> {
-    if (!arena)
-      return planAt(*budget);
-    // Each target's result, to return the one whose plan fit.
-    std::vector<std::pair<uint64_t, RematResult>> results;
-    PlacementOptions placementOptions;
-    placementOptions.alignment = alignment;
-    llvm::Expected<ArenaFit> fitted = fitArena(
-        g, *budget,
-        [&](uint64_t target) -> llvm::Expected<Plan> {
-          llvm::Expected<RematResult> r = planAt(target);
-          if (!r)
-            return r.takeError();
-          results.push_back({target, *r});
-          return r->plan;
-        },
-        placementOptions);
-    if (!fitted)
-      return fitted.takeError();
-    fit = std::move(*fitted);
-    for (auto &[target, r] : results)
-      if (target == fit->plannedBudget)
-        return std::move(r);
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "internal error: lost the fitted plan");
-  }();
+  auto planOrder = [&](const std::vector<OpIndex> &order) {
+    Outcome outcome;
+    outcome.order = order;
+    Graph reordered = order.empty() ? Graph() : reorderGraph(g, order);
+    const Graph &planned = order.empty() ? g : reordered;
+    RematOptions orderOptions = options;
+    orderOptions.backwardOps = file->backward;
+    if (!order.empty() && !orderOptions.backwardOps.empty())
+      for (auto [k, op] : llvm::enumerate(order))
+        orderOptions.backwardOps[k] = file->backward[op];
+    auto planAt = [&](uint64_t target) -> llvm::Expected<RematResult> {
+      llvm::Expected<RematResult> r =
+          planRemat(planned, target, *parsedMethod, orderOptions);
+      if (r && !order.empty())
+        for (Step &step : r->plan)
+          if (step.kind == Step::Compute)
+            step.index = order[step.index];
+      return r;
+    };
+    llvm::Expected<RematResult> result = [&]() -> llvm::Expected<RematResult> {
+      if (!arena)
+        return planAt(*budget);
+      // Each target's result, to return the one whose plan fit.
+      std::vector<std::pair<uint64_t, RematResult>> results;
+      PlacementOptions placementOptions;
+      placementOptions.alignment = alignment;
+      llvm::Expected<ArenaFit> fitted = fitArena(
+          g, *budget,
+          [&](uint64_t target) -> llvm::Expected<Plan> {
+            llvm::Expected<RematResult> r = planAt(target);
+            if (!r)
+              return r.takeError();
+            results.push_back({target, *r});
+            return r->plan;
+          },
+          placementOptions);
+      if (!fitted)
+        return fitted.takeError();
+      outcome.fit = std::move(*fitted);
+      for (auto &[target, r] : results)
+        if (target == outcome.fit->plannedBudget)
+          return std::move(r);
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "internal error: lost the fitted plan");
+    }();
+    if (result)
+      outcome.result = std::move(*result);
+    else
+      outcome.error = llvm::toString(result.takeError());
+    return outcome;
+  };
+  std::optional<Outcome> best;
+  for (const std::vector<OpIndex> &order : orders) {
+    Outcome outcome = planOrder(order);
+    if (!best ||
+        (outcome.result && (!best->result || outcome.result->computeCost <
+                                                 best->result->computeCost)))
+      best = std::move(outcome);
+  }
+  const std::vector<OpIndex> &order = best->order;
+  std::optional<ArenaFit> &fit = best->fit;
   double seconds = elapsed();
-  if (!result)
-    return fail(chosen + ": " + llvm::toString(result.takeError()));
+  if (!best->result)
+    return fail(chosen + ": " + best->error);
+  const std::optional<RematResult> &result = best->result;
   if (fit) {
     if (llvm::Error err =
             verifyPlacement(fit->placement.buffers, fit->placement, alignment))

@@ -36,6 +36,16 @@
 
 namespace lms {
 
+/// What the search minimizes.
+enum class ScheduleGoal {
+  /// The peak (stopping once it is at most targetBytes, when given).
+  SmallestPeak,
+  /// The bytes above targetBytes summed over the ops, then the peak: the
+  /// order that leaves the least to offload or recompute when no order
+  /// fits (a recompute planner's best start is often this one).
+  LeastExcess,
+};
+
 struct ScheduleOptions {
   /// Extra precedence constraints (before, after) on top of the graph's own
   /// dependences: the IR's side effects and region uses, say.
@@ -49,6 +59,7 @@ struct ScheduleOptions {
   /// Stop as soon as an order peaks at or below this many bytes (0: search
   /// for the smallest peak until the work limit).
   uint64_t targetBytes = 0;
+  ScheduleGoal goal = ScheduleGoal::SmallestPeak;
 };
 
 struct ScheduleResult {
