@@ -282,6 +282,28 @@ std::vector<OpIndex> dfsSchedule(const Graph &graph, const Constraints &c) {
   return order;
 }
 
+/// Bytes above `threshold` summed over the positions of the evaluator's last
+/// evaluation.
+double excessAbove(const Evaluator &evaluator, double threshold) {
+  double excess = 0;
+  for (uint64_t bytes : evaluator.getDuring())
+    if (static_cast<double>(bytes) > threshold)
+      excess += static_cast<double>(bytes) - threshold;
+  return excess;
+}
+
+/// How the goal ranks the evaluator's last evaluation (smaller is better):
+/// by the peak; or with LeastExcess, by the bytes above the target, then
+/// the peak.
+std::pair<double, uint64_t> goalKey(const Evaluator &evaluator,
+                                    const ScheduleOptions &options,
+                                    uint64_t peak) {
+  if (options.goal == ScheduleGoal::LeastExcess && options.targetBytes)
+    return {excessAbove(evaluator, static_cast<double>(options.targetBytes)),
+            peak};
+  return {static_cast<double>(peak), 0};
+}
+
 /// Simulated annealing over single-op moves, each within the window its
 /// dependences allow (most of them around the peak: a producer of a tensor
 /// live there moved later, a consumer moved earlier). A stage minimizes
@@ -387,20 +409,11 @@ public:
   }
 
 private:
-  /// Bytes above `threshold` summed over the positions of the last
-  /// evaluation.
   double excessAbove(double threshold) const {
-    double excess = 0;
-    for (uint64_t bytes : evaluator.getDuring())
-      if (static_cast<double>(bytes) > threshold)
-        excess += static_cast<double>(bytes) - threshold;
-    return excess;
+    return ::excessAbove(evaluator, threshold);
   }
-  /// The goal's key of the last evaluation (smaller is better).
   std::pair<double, uint64_t> keyOf(uint64_t peak) const {
-    if (options.goal == ScheduleGoal::LeastExcess && options.targetBytes)
-      return {excessAbove(static_cast<double>(options.targetBytes)), peak};
-    return {static_cast<double>(peak), 0};
+    return goalKey(evaluator, options, peak);
   }
   bool targetMet() const {
     return options.targetBytes && result.peakBytes <= options.targetBytes;
@@ -567,12 +580,17 @@ lms::scheduleForMemory(const Graph &graph, const ScheduleOptions &options) {
   if (n < 2)
     return result;
 
+  // Orders compare by the goal: the peak; or the bytes above the target,
+  // then the peak.
+  auto keyOf = [&](uint64_t peak) { return goalKey(evaluator, options, peak); };
+  std::pair<double, uint64_t> bestKey = keyOf(result.peakBytes);
   auto consider = [&](std::vector<OpIndex> order, llvm::StringRef name) {
     if (order.size() != static_cast<size_t>(n))
       return; // A construction that could not place every op (a cycle).
     uint64_t peak = evaluator.evaluate(positionsOf(order), order);
     ++result.evaluations;
-    if (peak < result.peakBytes) {
+    if (std::pair<double, uint64_t> key = keyOf(peak); key < bestKey) {
+      bestKey = key;
       result.peakBytes = peak;
       result.order = std::move(order);
       result.method = name.str();

@@ -189,4 +189,29 @@ TEST(ScheduleTest, RandomDagsGiveValidDeterministicOrders) {
   EXPECT_GE(improved, 20);
 }
 
+/// Bytes above `target` summed over the ops of the schedule order.
+double excessAbove(const Graph &g, uint64_t target) {
+  double excess = 0;
+  for (auto &[op, memory] : evaluateSchedule(g).computeSteps)
+    if (memory.during > target)
+      excess += static_cast<double>(memory.during - target);
+  return excess;
+}
+
+TEST(ScheduleTest, LeastExcessNeverLeavesMoreAboveTheTarget) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    Graph g = randomDag(seed, 60);
+    uint64_t target = evaluateSchedule(g).peakBytes * 6 / 10;
+    ScheduleOptions options;
+    options.searchIterations = 3000;
+    options.targetBytes = target;
+    options.goal = ScheduleGoal::LeastExcess;
+    ScheduleResult r = mustSchedule(g, options);
+    ASSERT_FALSE(static_cast<bool>(verifyOrder(g, r.order))) << seed;
+    Graph reordered = reorderGraph(g, r.order);
+    EXPECT_EQ(evaluateSchedule(reordered).peakBytes, r.peakBytes) << seed;
+    EXPECT_LE(excessAbove(reordered, target), excessAbove(g, target)) << seed;
+  }
+}
+
 } // namespace
