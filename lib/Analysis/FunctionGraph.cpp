@@ -207,8 +207,31 @@ scheduleOrder(Block &block, SmallPtrSetImpl<Operation *> &deferred,
 namespace mlir {
 namespace lms {
 
+/// The peak and total cost of what an op with regions or a call runs.
+struct CalleeSummary {
+  /// Transient bytes of the op (negative for a call, see
+  /// GraphBuilder::summarizeCallee).
+  int64_t peakBytes = 0;
+  OpCost cost;
+  /// For a call, per result: the argument of the callee whose own buffer
+  /// it returns (the argument, or a view of it, returned without a copy),
+  /// or -1 for a buffer of its own.
+  SmallVector<int> resultArguments;
+};
+
+/// Summaries of callees, by callee and borrowed arguments.
+class CallSummaryCache {
+public:
+  std::map<std::pair<Operation *, std::vector<bool>>, CalleeSummary> entries;
+};
+
+std::shared_ptr<CallSummaryCache> makeCallSummaryCache() {
+  return std::make_shared<CallSummaryCache>();
+}
+
 /// Translates blocks into graphs; shared by a function and everything it
-/// reaches (regions, callees), with caches for type sizes and callees.
+/// reaches (regions, callees), with caches for type sizes and callees (and
+/// the callees of other builds, with GraphOptions::callSummaries).
 class GraphBuilder {
 public:
   GraphBuilder(const GraphOptions &options, Operation *scope)
@@ -226,17 +249,7 @@ public:
   }
 
 private:
-  /// The peak and total cost of what an op with regions or a call runs.
-  struct Summary {
-    /// Transient bytes of the op (negative for a call, see
-    /// summarizeCallee).
-    int64_t peakBytes = 0;
-    OpCost cost;
-    /// For a call, per result: the argument of the callee whose own buffer
-    /// it returns (the argument, or a view of it, returned without a copy),
-    /// or -1 for a buffer of its own.
-    SmallVector<int> resultArguments;
-  };
+  using Summary = CalleeSummary;
 
   /// `borrowed`: for a function body, which arguments the function borrows
   /// from its caller (resident to the end, read-only); empty: none, unless
@@ -280,7 +293,12 @@ private:
   /// -1 not a tensor operand), where bufferization's analysis made one.
   InPlaceDecisions inPlaceOperands;
   DenseMap<Type, std::optional<uint64_t>> typeBytes;
-  std::map<std::pair<Operation *, std::vector<bool>>, Summary> calleeSummaries;
+  /// Callee summaries: the options' cache when they have one, else this
+  /// builder's own.
+  CallSummaryCache ownSummaries;
+  std::map<std::pair<Operation *, std::vector<bool>>, Summary>
+      &calleeSummaries = options.callSummaries ? options.callSummaries->entries
+                                               : ownSummaries.entries;
   SmallPtrSet<Operation *, 4> calleesInProgress;
   SymbolTableCollection symbolTables;
 };

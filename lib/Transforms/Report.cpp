@@ -101,6 +101,8 @@ struct LMSPrintLivenessPass
         makeGraphOptions(module, alignment, dynamicBytes, keepArguments);
     if (failed(options))
       return signalPassFailure();
+    // The module does not change: each callee is summarized once.
+    options->callSummaries = makeCallSummaryCache();
     bool failedAny = false;
     for (FunctionOpInterface func : functionsWithBodies(module)) {
       FailureOr<FunctionGraph> graph = FunctionGraph::build(func, *options);
@@ -179,6 +181,8 @@ struct LMSReportMemoryPass
         makeGraphOptions(module, alignment, dynamicBytes, keepArguments);
     if (failed(options))
       return signalPassFailure();
+    // The module does not change: each callee is summarized once.
+    options->callSummaries = makeCallSummaryCache();
     FailureOr<::lms::DeviceSpec> spec = resolveDevice(module, device);
     if (failed(spec))
       return signalPassFailure();

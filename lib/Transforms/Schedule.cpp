@@ -252,6 +252,9 @@ struct LMSSchedulePass
         module, alignment, dynamicBytes, /*keepArguments=*/false);
     if (failed(options))
       return signalPassFailure();
+    // Callees are scheduled before their callers are built, so each callee
+    // is summarized once, in its final order.
+    options->callSummaries = makeCallSummaryCache();
     ScheduleKnobs knobs;
     knobs.iterations = iterations;
     knobs.seed = seed;

@@ -79,6 +79,15 @@ InPlaceDecisions getBufferizationDecisions(ModuleOp module,
 /// --lms-upload-constants uploads them at entry.
 constexpr llvm::StringLiteral kResidentConstantsAttr = "lms.resident_constants";
 
+/// Summaries of callees (their peak and cost at a call) shared by the graphs
+/// built with one GraphOptions. Valid while the callees it has summarized do
+/// not change: a pass that reads a module, or that rewrites functions callees
+/// first (a callee is summarized when its callers are built, after its own
+/// rewrite), builds each callee once instead of once per caller (quadratic
+/// in the depth of a call chain).
+class CallSummaryCache;
+std::shared_ptr<CallSummaryCache> makeCallSummaryCache();
+
 /// Options of the IR-to-graph translation.
 struct GraphOptions {
   /// Allocation alignment in bytes: every buffer is rounded up to it.
@@ -95,6 +104,9 @@ struct GraphOptions {
   /// Budgets bound the arena the buffers are placed in (every buffer at an
   /// offset, LMS/Graph/Placement.h), not only the sum of live bytes.
   bool arena = false;
+  /// A cache of callee summaries shared by the builds with these options
+  /// (see CallSummaryCache); null: each build summarizes its callees.
+  std::shared_ptr<CallSummaryCache> callSummaries;
 };
 
 /// The graph of one function body (a single block), with the mapping from
