@@ -8,8 +8,10 @@
 //
 // With --reorder, the planner may also change the order of the nodes: it
 // first searches an order with a small peak (Schedule.h), stopping as soon
-// as one fits the budget; what still does not fit is recomputed by the
-// method, on the new order. The plan file then carries the order ("order").
+// as one fits the budget. When none fits, the method plans the order with
+// the smallest peak, the one with the fewest bytes above the budget and the
+// file's order, and the cheapest plan is kept. The plan file then carries
+// the order ("order").
 // Without a budget, --reorder prints the smallest peak it finds.
 //
 // With --arena, every device allocation of the plan is also placed at an
@@ -281,8 +283,14 @@ int main(int argc, char **argv) {
     if (!budget)
       return 0;
   }
-  if (orders.empty())
-    orders.push_back({}); // the order of the file
+  // The order of the file: the only one without --reorder, and a candidate
+  // with it when no order fits (a new order may cost more to recompute).
+  bool fitsReordered = false;
+  if (reorder && budget && !orders.empty())
+    fitsReordered =
+        evaluateSchedule(reorderGraph(g, orders.front())).peakBytes <= *budget;
+  if (!fitsReordered)
+    orders.push_back({});
 
   if (!budget)
     return fail("--budget is required to plan");
