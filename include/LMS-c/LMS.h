@@ -43,7 +43,7 @@ MLIR_CAPI_EXPORTED void lmsSetDefaultBudget(MlirStringRef budget);
 typedef struct LMSPipelineOptions {
   const char *budget;   /**< "12GiB", "1000000", "60%" */
   const char *device;   /**< "v100-16g", "h200", ... */
-  const char *strategy; /**< "plan" | "swap" | "remat" | "none" */
+  const char *strategy; /**< "plan" | "swap" | "remat" | "schedule" | "none" */
   const char *lower;    /**< "none" | "host" | "gpu" */
   const char *report;   /**< JSON memory report to this file ("-": stdout) */
   int arena; /**< nonzero: the budget bounds the arena the buffers are placed

@@ -96,7 +96,7 @@ MlirLogicalResult lmsAddPipeline(MlirOpPassManager passManager,
   };
   if (options &&
       (!checkOneOf("strategy", options->strategy,
-                   {"plan", "swap", "remat", "none"}) ||
+                   {"plan", "swap", "remat", "schedule", "none"}) ||
        !checkOneOf("lower", options->lower, {"none", "host", "gpu"})))
     return mlirLogicalResultFailure();
 

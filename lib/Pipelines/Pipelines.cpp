@@ -154,6 +154,12 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
     pm.addPass(createLMSRematerialize(remat));
     break;
   }
+  case LMSStrategy::Schedule: {
+    LMSScheduleOptions schedule;
+    schedule.alignment = alignment;
+    pm.addPass(createLMSSchedule(schedule));
+    break;
+  }
   case LMSStrategy::None:
     break;
   }
@@ -195,7 +201,8 @@ void mlir::lms::buildLMSGPUPipeline(OpPassManager &pm,
 void mlir::lms::registerLMSPipelines() {
   PassPipelineRegistration<LMSPipelineOptions>(
       "lms-pipeline",
-      "The LMS flow in one pipeline: planning and rewrite (strategy=plan|"
+      "The LMS flow in one pipeline: planning and rewrite "
+      "(strategy=plan|schedule|"
       "swap|remat|none) for the budget, an optional memory report, and an "
       "optional lowering (lower=none|host|gpu)",
       buildLMSPipeline);

@@ -74,7 +74,7 @@ struct LMSGPUPipelineOptions
 };
 
 /// How buildLMSPipeline() fits the budget.
-enum class LMSStrategy { Plan, Swap, Remat, None };
+enum class LMSStrategy { Plan, Swap, Remat, Schedule, None };
 /// What buildLMSPipeline() does after the rewrite.
 enum class LMSLowering { None, Host, GPU };
 
@@ -105,6 +105,9 @@ struct LMSPipelineOptions : public PassPipelineOptions<LMSPipelineOptions> {
                      "offload to host memory (--lms-insert-swaps)"),
           clEnumValN(LMSStrategy::Remat, "remat",
                      "recompute (--lms-rematerialize)"),
+          clEnumValN(LMSStrategy::Schedule, "schedule",
+                     "only reorder ops for a smaller peak (--lms-schedule); "
+                     "the budget is not enforced"),
           clEnumValN(LMSStrategy::None, "none", "no rewrite"))};
   PassOptions::Option<LMSLowering> lower{
       *this, "lower", llvm::cl::desc("What follows the rewrite"),
