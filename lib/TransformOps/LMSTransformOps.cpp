@@ -12,6 +12,7 @@
 #include "LMS/Dialect/LMS/IR/LMSDialect.h"
 #include "LMS/Transforms/FunctionPlanning.h"
 #include "LMS/Transforms/PlanningSupport.h"
+#include "LMS/Transforms/Schedule.h"
 
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -73,6 +74,20 @@ DiagnosedSilenceableFailure LMSRematerializeOp::applyToOne(
   return DiagnosedSilenceableFailure::success();
 }
 
+DiagnosedSilenceableFailure LMSScheduleOp::applyToOne(
+    TransformRewriter &rewriter, FunctionOpInterface target,
+    ApplyToEachResultList &results, TransformState &state) {
+  if (getIterations() < 0 || getSeed() < 0)
+    return emitDefiniteFailure() << "iterations and seed must not be negative";
+  mlir::lms::ScheduleKnobs knobs;
+  knobs.iterations = static_cast<uint64_t>(getIterations());
+  knobs.seed = static_cast<uint64_t>(getSeed());
+  if (failed(mlir::lms::scheduleFunction(target, mlir::lms::GraphOptions{},
+                                         knobs)))
+    return DiagnosedSilenceableFailure::definiteFailure();
+  return DiagnosedSilenceableFailure::success();
+}
+
 DiagnosedSilenceableFailure LMSReportPeakOp::applyToOne(
     TransformRewriter &rewriter, FunctionOpInterface target,
     ApplyToEachResultList &results, TransformState &state) {
@@ -92,6 +107,12 @@ void LMSInsertSwapsOp::getEffects(
 }
 
 void LMSRematerializeOp::getEffects(
+    SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
+  onlyReadsHandle(getTargetMutable(), effects);
+  modifiesPayload(effects);
+}
+
+void LMSScheduleOp::getEffects(
     SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
   onlyReadsHandle(getTargetMutable(), effects);
   modifiesPayload(effects);

@@ -92,6 +92,48 @@ module attributes {transform.with_named_sequence} {
   }
 }
 
+// -----
+
+// COM: transform.lms.schedule reorders: @s's fill %a moves after the
+// COM: reduction, next to its use (36 KiB -> 32 KiB), and the handle to the
+// COM: fill (moved, not recreated) is still valid afterwards.
+// CHECK-LABEL: func.func @s
+// CHECK: linalg.reduce
+// CHECK: linalg.fill
+// CHECK-NEXT: tensor.empty
+// CHECK-NEXT: linalg.add
+module attributes {transform.with_named_sequence} {
+  // expected-remark @below {{peak 32768 bytes}}
+  func.func @s(%x: tensor<4x1024xf32>) -> tensor<1024xf32> {
+    %cst = arith.constant 1.0 : f32
+    %zero = arith.constant 0.0 : f32
+    %e0 = tensor.empty() : tensor<1024xf32>
+    // expected-remark @below {{still tracked}}
+    %a = linalg.fill ins(%cst : f32) outs(%e0 : tensor<1024xf32>) -> tensor<1024xf32>
+    %e1 = tensor.empty() : tensor<4x1024xf32>
+    %b = linalg.exp ins(%x : tensor<4x1024xf32>) outs(%e1 : tensor<4x1024xf32>) -> tensor<4x1024xf32>
+    %e2 = tensor.empty() : tensor<1024xf32>
+    %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1024xf32>) -> tensor<1024xf32>
+    %c = linalg.reduce ins(%b : tensor<4x1024xf32>) outs(%f2 : tensor<1024xf32>) dimensions = [0]
+      (%in: f32, %init: f32) {
+        %s = arith.addf %in, %init : f32
+        linalg.yield %s : f32
+      }
+    %e3 = tensor.empty() : tensor<1024xf32>
+    %d = linalg.add ins(%c, %a : tensor<1024xf32>, tensor<1024xf32>) outs(%e3 : tensor<1024xf32>) -> tensor<1024xf32>
+    return %d : tensor<1024xf32>
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    %fill = transform.structured.match ops{["linalg.fill"]} in %f : (!transform.any_op) -> !transform.any_op
+    %first:2 = transform.split_handle %fill : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.lms.schedule %f : !transform.any_op
+    transform.lms.report_peak %f : !transform.any_op
+    transform.debug.emit_remark_at %first#0, "still tracked" : !transform.any_op
+    transform.yield
+  }
+}
+
 // COM: The same script runs in upstream mlir-opt with the dialect plugin,
 // COM: which registers the transform.lms extension.
 // RUN: mlir-opt %s --load-dialect-plugin=%lms_lib_dir/LMSDialectPlugin.so --transform-interpreter -split-input-file -verify-diagnostics | FileCheck %s

@@ -80,6 +80,31 @@ def LMSRematerializeOp : LMSTransformOp<"rematerialize"> {
   let assemblyFormat = "$target attr-dict `:` type($target)";
 }
 
+def LMSScheduleOp : LMSTransformOp<"schedule"> {
+  let summary = "Reorders the ops of each target function for a smaller peak";
+  let description = [{
+    Runs `--lms-schedule` on every function the handle points to: its ops
+    are reordered where SSA uses, memory effects and the terminator allow,
+    and the new order is kept only when the analysed peak drops. Ops are
+    moved, never created or erased, so handles to them stay valid.
+    `iterations` is the search's work limit (0: from the function's size),
+    `seed` its seed.
+
+    ```mlir
+    transform.lms.schedule %f : !transform.any_op
+    ```
+
+    Fails definitely, with the analysis' diagnostic, on a function it cannot
+    analyse (a dynamic shape without a bound). Reads the handle and modifies
+    the payload.
+  }];
+  let arguments = (ins TransformHandleTypeInterface:$target,
+                       DefaultValuedAttr<I64Attr, "0">:$iterations,
+                       DefaultValuedAttr<I64Attr, "1">:$seed);
+  let results = (outs);
+  let assemblyFormat = "$target attr-dict `:` type($target)";
+}
+
 def LMSReportPeakOp : LMSTransformOp<"report_peak"> {
   let summary = "Emits the peak device memory of each target as a remark";
   let description = [{
