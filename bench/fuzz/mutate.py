@@ -18,6 +18,8 @@ another) and then goes through every pass below. Oracles:
   - after a planning pass at a budget in bytes, the memory report of the
     output puts every function at or under the budget (functions with their
     own lms.budget are skipped);
+  - --lms-schedule's output verifies, holds the same ops as the input, and
+    no function peaks higher than before;
   - --lms-strip of a planning pass's output gives back the input (when the
     input has no LMS ops of its own: strip undoes those too); after
     --lms-plan, which may reorder ops, the same ops in any order.
@@ -62,8 +64,9 @@ ATTRS = ["lms.budget", "lms.cost", "lms.max_bytes", "lms.trip_count",
 ATTR_VALUES = ["0", "-1", "1024", "true", '"x"', "1.5", "18446744073709551617 : i128",
                "unit", "{flops = 1.0}", "[1, 2]"]
 
-# Passes run on each mutant: (name, arguments, planning budget fraction or
-# None).
+# Passes run on each mutant: (name, arguments, planning budget fraction,
+# None, or "reorder" for a pass that only reorders: its output verifies,
+# holds the same ops and peaks no higher than the input).
 PASSES = [
     ("verify", [], None),
     ("liveness", ["--lms-print-liveness"], None),
@@ -74,6 +77,7 @@ PASSES = [
     ("insert-swaps", ["--lms-insert-swaps"], 0.8),
     ("rematerialize", ["--lms-rematerialize"], 0.8),
     ("plan", ["--lms-plan"], 0.7),
+    ("schedule", ["--lms-schedule"], "reorder"),
 ]
 
 CRASH_SIGNS = ["PLEASE submit a bug report", "Stack dump", "Assertion",
@@ -209,6 +213,27 @@ def check(job):
         for name, args, fraction in PASSES:
             budget = None
             extra = []
+            if fraction == "reorder":
+                rc, out, err = run([path, "-allow-unregistered-dialect"] +
+                                   args)
+                rc2, original, _ = run([path, "-allow-unregistered-dialect"])
+                executions += 2
+                why = crashed(rc, err)
+                if why:
+                    findings.append((name, why, err[-2000:]))
+                elif rc == 0 and rc2 == 0:
+                    if not same_ops(out, original):
+                        findings.append((name, "reordering changed the ops",
+                                         ""))
+                    after = peaks(out)
+                    executions += 1
+                    if before and after:
+                        higher = {f: (before[f], p) for f, p in after.items()
+                                  if f in before and p > before[f]}
+                        if higher:
+                            findings.append((name, f"peak went up: {higher}",
+                                             ""))
+                continue
             if fraction is not None:
                 if not before or "lms.budget" in mutant:
                     continue
