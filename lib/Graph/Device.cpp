@@ -18,18 +18,27 @@ using namespace lms;
 
 static constexpr double GB = 1e9;
 static constexpr uint64_t GiB = 1ull << 30;
+static constexpr uint64_t HostGB = 1000ull * 1000 * 1000;
 
+// Host memory per GPU: the reference system's memory over its GPUs (DGX-1:
+// 512 GB for 8 V100; IBM AC922, the TFLMS machine: 512 GB for 4 V100 over
+// NVLink; DGX A100: 1 TB for 8; a 2-socket PCIe server: 512 GB for 4 H100;
+// DGX H200: 2 TB for 8; GH200: 480 GB of LPDDR5X next to each GPU).
 static const DeviceSpec kPresets[] = {
     // name, capacity, FLOP/s, HBM B/s, H2D B/s, D2H B/s, op overhead, copy
-    // latency.
-    {"v100-16g", 16 * GiB, 15.7e12, 900 * GB, 16 * GB, 16 * GB, 5e-6, 1e-5},
+    // latency, host memory.
+    {"v100-16g", 16 * GiB, 15.7e12, 900 * GB, 16 * GB, 16 * GB, 5e-6, 1e-5,
+     64 * HostGB},
     {"v100-32g-nvlink", 32 * GiB, 15.7e12, 900 * GB, 150 * GB, 150 * GB, 5e-6,
-     1e-5},
-    {"a100-40g", 40 * GiB, 19.5e12, 1555 * GB, 32 * GB, 32 * GB, 4e-6, 1e-5},
-    {"h100-pcie", 80 * GiB, 51.2e12, 2000 * GB, 63 * GB, 63 * GB, 3e-6, 1e-5},
+     1e-5, 128 * HostGB},
+    {"a100-40g", 40 * GiB, 19.5e12, 1555 * GB, 32 * GB, 32 * GB, 4e-6, 1e-5,
+     128 * HostGB},
+    {"h100-pcie", 80 * GiB, 51.2e12, 2000 * GB, 63 * GB, 63 * GB, 3e-6, 1e-5,
+     128 * HostGB},
     {"h200", 141ull * 1000 * 1000 * 1000, 67e12, 4800 * GB, 63 * GB, 63 * GB,
-     3e-6, 1e-5},
-    {"gh200", 96 * GiB, 67e12, 4000 * GB, 375 * GB, 297 * GB, 3e-6, 5e-6},
+     3e-6, 1e-5, 256 * HostGB},
+    {"gh200", 96 * GiB, 67e12, 4000 * GB, 375 * GB, 297 * GB, 3e-6, 5e-6,
+     480 * HostGB},
 };
 
 double DeviceSpec::computeSeconds(const OpCost &cost) const {

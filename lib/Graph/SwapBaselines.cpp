@@ -87,7 +87,9 @@ void markReuse(SwapPlan &plan, const std::vector<int> &values,
 SwapResult finish(const Graph &graph, const DeviceSpec &device, SwapPlan plan) {
   SwapResult result;
   SwappedGraph swapped = applySwapPlan(graph, plan);
-  result.peakBytes = evaluateSchedule(swapped.graph).peakBytes;
+  MemoryProfile profile = evaluateSchedule(swapped.graph);
+  result.peakBytes = profile.peakBytes;
+  result.hostPeakBytes = profile.hostPeakBytes;
   result.timeline = simulate(swapped.graph, device);
   result.plan = std::move(plan);
   return result;

@@ -332,7 +332,9 @@ lms::planSwaps(const Graph &graph, const DeviceSpec &device, uint64_t budget,
   int64_t limit = static_cast<int64_t>(budget);
   SegmentTree memory(during);
   if (graph.numOps() == 0 || memory.top().first <= limit) {
-    result.peakBytes = evaluateSchedule(graph).peakBytes;
+    MemoryProfile profile = evaluateSchedule(graph);
+    result.peakBytes = profile.peakBytes;
+    result.hostPeakBytes = profile.hostPeakBytes;
     result.timeline = simulate(graph, device);
     return result;
   }
@@ -584,7 +586,9 @@ lms::planSwaps(const Graph &graph, const DeviceSpec &device, uint64_t budget,
 
   result.plan = buildPlan(planner, activeOrder());
   SwappedGraph swapped = applySwapPlan(graph, result.plan);
-  result.peakBytes = evaluateSchedule(swapped.graph).peakBytes;
+  MemoryProfile profile = evaluateSchedule(swapped.graph);
+  result.peakBytes = profile.peakBytes;
+  result.hostPeakBytes = profile.hostPeakBytes;
   result.timeline = simulate(swapped.graph, device);
   if (result.peakBytes > budget)
     return llvm::createStringError(

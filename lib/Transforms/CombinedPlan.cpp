@@ -62,6 +62,13 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     if (failed(context))
       return signalPassFailure();
     context->graphOptions.arena = arena;
+    FailureOr<uint64_t> hostLimit =
+        resolveHostBudget(module, hostBudget, context->device);
+    if (failed(hostLimit)) {
+      finishPlanning(module);
+      return signalPassFailure();
+    }
+    swapKnobs.hostLimit = *hostLimit;
     bool failedAny = false;
     for (FunctionOpInterface func : functionsCalleesFirst(module))
       if (failed(runOnFunction(func, *context)))

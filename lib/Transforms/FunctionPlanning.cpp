@@ -6,6 +6,7 @@
 #include "LMS/Graph/Remat.h"
 #include "LMS/Graph/Swap.h"
 #include "LMS/Graph/Units.h"
+#include "LMS/Transforms/GlobalOptions.h"
 #include "LMS/Transforms/PlanningSupport.h"
 #include "LMS/Transforms/Rematerialize.h"
 #include "LMS/Transforms/SwapRewrite.h"
@@ -106,6 +107,32 @@ LogicalResult mlir::lms::verifyRematKnobs(Operation *at,
   return success();
 }
 
+FailureOr<uint64_t>
+mlir::lms::resolveHostBudget(Operation *scope, StringRef option,
+                             const ::lms::DeviceSpec &device) {
+  std::string text = option.str();
+  StringRef source = "host-budget";
+  if (text.empty()) {
+    text = getGlobalHostBudget();
+    source = "--lms-host-budget";
+  }
+  if (text.empty())
+    return device.hostCapacityBytes;
+  llvm::Expected<::lms::ByteSize> size = ::lms::parseByteSize(text);
+  if (!size)
+    return emitError(scope->getLoc())
+           << "invalid " << source << " '" << text
+           << "': " << llvm::toString(size.takeError());
+  if (size->isPercent)
+    return emitError(scope->getLoc())
+           << "invalid " << source << " '" << text
+           << "': a host budget is a size in bytes, not a percentage";
+  if (size->bytes == 0)
+    return emitError(scope->getLoc())
+           << "invalid " << source << " '" << text << "': must be positive";
+  return size->bytes;
+}
+
 FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
     FunctionOpInterface func, const GraphOptions &graphOptions,
     const ::lms::DeviceSpec &spec, uint64_t limit, const SwapKnobs &knobs) {
@@ -180,6 +207,17 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
              << "the " << planner << " planner cannot fit the budget "
              << ::lms::formatBytes(limit) << " (" << limit
              << " bytes): its plan peaks at " << result->peakBytes << " bytes";
+    // Host memory is a budget too: the function is not rewritten.
+    if (knobs.hostLimit && result->hostPeakBytes > knobs.hostLimit)
+      return emitError(func.getLoc())
+             << "fitting the device budget " << ::lms::formatBytes(limit)
+             << " (" << limit << " bytes) by offloading holds "
+             << ::lms::formatBytes(result->hostPeakBytes) << " ("
+             << result->hostPeakBytes
+             << " bytes) in host memory at once, over the host budget "
+             << ::lms::formatBytes(knobs.hostLimit) << " (" << knobs.hostLimit
+             << " bytes); raise host-budget (or --lms-host-budget), or let "
+                "--lms-plan recompute instead of offloading";
 
     Operation *backup = nullptr;
     FailureOr<uint64_t> peakAfter = rewriteAndMeasure(

@@ -14,6 +14,10 @@ std::string &budgetStorage() {
   static std::string budget;
   return budget;
 }
+std::string &hostBudgetStorage() {
+  static std::string budget;
+  return budget;
+}
 } // namespace
 
 void lms::registerLMSGlobalOptions() {
@@ -34,9 +38,24 @@ void lms::registerLMSGlobalOptions() {
               /*gen_crash_diag=*/false);
       }));
   (void)budget;
+  static llvm::cl::opt<std::string, /*ExternalStorage=*/true> hostBudget(
+      "lms-host-budget",
+      llvm::cl::desc("Host memory the offloading planners may hold at once "
+                     "(bytes with a unit); a pass's host-budget= option wins "
+                     "over it; default: the device preset's host memory"),
+      llvm::cl::value_desc("size"), llvm::cl::location(hostBudgetStorage()),
+      llvm::cl::callback([](const std::string &value) {
+        if (llvm::StringRef(value).trim().empty())
+          llvm::report_fatal_error("--lms-host-budget= needs a size (bytes "
+                                   "with a unit)",
+                                   /*gen_crash_diag=*/false);
+      }));
+  (void)hostBudget;
 }
 
 std::string lms::getGlobalBudget() { return budgetStorage(); }
+
+std::string lms::getGlobalHostBudget() { return hostBudgetStorage(); }
 
 void lms::setGlobalBudget(llvm::StringRef budget) {
   budgetStorage() = budget.str();

@@ -55,6 +55,13 @@ struct LMSInsertSwapsPass
     if (failed(context))
       return signalPassFailure();
     context->graphOptions.arena = arena;
+    FailureOr<uint64_t> hostLimit =
+        resolveHostBudget(module, hostBudget, context->device);
+    if (failed(hostLimit)) {
+      finishPlanning(module);
+      return signalPassFailure();
+    }
+    knobs.hostLimit = *hostLimit;
 
     bool failedAny = false;
     for (FunctionOpInterface func : functionsCalleesFirst(module))

@@ -328,7 +328,11 @@ struct LMSReportMemoryPass
                             locationString(value.getLoc()));
       }
       os << "  host memory peak: "
-         << ::lms::formatBytes(r.profile.hostPeakBytes) << "\n";
+         << ::lms::formatBytes(r.profile.hostPeakBytes);
+      if (deviceSpec.hostCapacityBytes)
+        os << " (" << deviceSpec.name << " host memory: "
+           << ::lms::formatBytes(deviceSpec.hostCapacityBytes) << ")";
+      os << "\n";
       const ::lms::Placement &arena = r.placement;
       os << "  arena: " << ::lms::formatBytes(r.arenaBytes()) << " ("
          << r.arenaBytes() << " bytes) for a live peak of "

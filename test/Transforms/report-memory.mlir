@@ -14,7 +14,7 @@
 // TEXT: @two_layers: peak 4.00 MiB (4194304 bytes) at op 0 'tensor.empty' ({{.*}}report-memory.mlir:[[# @LINE + 66]]:8)
 // TEXT-NEXT: live at the peak (largest 4 of 4):
 // TEXT-NEXT: 1.00 MiB  %arg0  tensor<512x512xf32> ({{.*}}report-memory.mlir:[[# @LINE + 63]]:
-// TEXT: host memory peak: 0 B
+// TEXT: host memory peak: 0 B (v100-16g host memory: 59.6 GiB)
 // COM: The five buffers pack without a hole: the arena is the live peak.
 // TEXT-NEXT: arena: 4.00 MiB (4194304 bytes) for a live peak of 4.00 MiB: ratio 1.0000, fragmentation 0.00% (5 buffers, {{.*}})
 // TEXT-NEXT: smallest feasible budget: 3.00 MiB (3145728 bytes, the arguments at entry)

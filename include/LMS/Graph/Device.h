@@ -34,6 +34,10 @@ struct DeviceSpec {
   double opOverhead = 0;
   /// Fixed latency of one host<->device copy, seconds.
   double copyLatency = 0;
+  /// Host memory one GPU of the preset's reference system may pin for its
+  /// offloaded tensors (the default host budget): the system's memory
+  /// divided by its GPUs (docs/UserGuide.md gives the systems).
+  uint64_t hostCapacityBytes = 0;
 
   /// Roofline time of an op: max(flops / peak, bytes / bandwidth) plus the
   /// launch overhead, or the fixed time of the cost when it has one.

@@ -131,6 +131,9 @@ struct SwapResult {
   SwapPlan plan;
   /// Peak of the rewritten graph.
   uint64_t peakBytes = 0;
+  /// Most bytes the rewritten graph holds in host memory at once (its
+  /// swapped-out copies, and host tensors of its own).
+  uint64_t hostPeakBytes = 0;
   /// Simulated timing of the rewritten graph.
   Timeline timeline;
 };

@@ -25,7 +25,15 @@ struct SwapKnobs {
   /// lms, tflms or swap-all.
   std::string planner = "lms";
   int swapoutThreshold = -1, swapinAhead = -1, swapinGroupby = -1;
+  /// Most bytes a plan may hold in host memory at once (0: no limit).
+  uint64_t hostLimit = 0;
 };
+
+/// The host budget in bytes: `option` (a pass's host-budget=), else
+/// `--lms-host-budget`, else the device's host memory. Emits an error at
+/// `scope` naming the text and fails on a malformed size or a percentage.
+FailureOr<uint64_t> resolveHostBudget(Operation *scope, StringRef option,
+                                      const ::lms::DeviceSpec &device);
 
 /// Emits "invalid <plannerOption> '...': expected lms, tflms or swap-all" at
 /// `at` and fails for an unknown swap planner.

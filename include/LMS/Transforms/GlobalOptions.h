@@ -18,7 +18,8 @@
 namespace mlir {
 namespace lms {
 
-/// Registers `--lms-budget` with the LLVM command line.
+/// Registers `--lms-budget` and `--lms-host-budget` with the LLVM command
+/// line.
 void registerLMSGlobalOptions();
 
 /// The value of `--lms-budget` ("" when not given or not registered).
@@ -26,6 +27,9 @@ std::string getGlobalBudget();
 
 /// Sets the global budget programmatically (for tools and tests).
 void setGlobalBudget(llvm::StringRef budget);
+
+/// The value of `--lms-host-budget` ("" when not given or not registered).
+std::string getGlobalHostBudget();
 
 } // namespace lms
 } // namespace mlir

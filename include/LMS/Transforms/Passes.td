@@ -225,6 +225,10 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
            "spec, else v100-16g)">,
     Option<"planner", "planner", "std::string", "\"lms\"",
            "Planner: lms (default), tflms (TFLMS v2 baseline) or swap-all">,
+    Option<"hostBudget", "host-budget", "std::string", "\"\"",
+           "Host memory a plan may hold at once (bytes with a unit); wins "
+           "over --lms-host-budget; default: the device preset's host "
+           "memory">,
     Option<"arena", "arena", "bool", "false",
            "The budget bounds the arena every buffer is placed in (at an "
            "offset, as the arena lowering carves them), not only the sum of "
@@ -402,6 +406,10 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "chen-sqrt">,
     Option<"swapPlanner", "swap-planner", "std::string", "\"lms\"",
            "Offloading planner: lms, tflms or swap-all">,
+    Option<"hostBudget", "host-budget", "std::string", "\"\"",
+           "Host memory a plan may hold at once (bytes with a unit); wins "
+           "over --lms-host-budget; default: the device preset's host "
+           "memory">,
     Option<"timeLimit", "time-limit", "double", "0",
            "Wall-clock cap in seconds of the recomputation planner per "
            "candidate (0: none; see --lms-rematerialize)">,
