@@ -49,6 +49,9 @@ typedef struct LMSPipelineOptions {
   int arena; /**< nonzero: the budget bounds the arena the buffers are placed
                   in; a lowering carves each function's buffers out of one
                   arena (lmsGetArenaBytes says how large) */
+  const char *hostBudget; /**< host memory an offloading plan may hold at
+                               once ("64GB"); NULL or "": the device
+                               preset's host memory */
 } LMSPipelineOptions;
 
 /** Adds the LMS flow to `passManager` (on builtin.module). Returns failure,

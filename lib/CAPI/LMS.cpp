@@ -72,6 +72,7 @@ static std::string optionString(const LMSPipelineOptions *options) {
     add("report", options->report);
     if (options->arena)
       add("arena", "true");
+    add("host-budget", options->hostBudget);
   }
   return text;
 }

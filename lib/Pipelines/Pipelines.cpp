@@ -133,6 +133,7 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
     plan.device = options.device;
     plan.alignment = alignment;
     plan.arena = options.arena;
+    plan.hostBudget = options.hostBudget;
     pm.addPass(createLMSPlan(plan));
     break;
   }
@@ -142,6 +143,7 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
     swaps.device = options.device;
     swaps.alignment = alignment;
     swaps.arena = options.arena;
+    swaps.hostBudget = options.hostBudget;
     pm.addPass(createLMSInsertSwaps(swaps));
     break;
   }

@@ -98,6 +98,9 @@ int main(int argc, char **argv) {
     options.strategy = argv[6];
     options.lower = argv[7];
     options.arena = argc >= 9 && strcmp(argv[8], "arena") == 0;
+    /* host=SIZE: the host budget of the offloading planners */
+    if (argc >= 9 && strncmp(argv[8], "host=", 5) == 0)
+      options.hostBudget = argv[8] + 5;
     /* arena: the budget bounds the arena; lowered, one arena per function */
     result = lmsRunPipeline(module, &options, printError, NULL);
     lowered = strcmp(argv[7], "none") != 0;

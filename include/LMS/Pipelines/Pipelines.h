@@ -94,6 +94,12 @@ struct LMSPipelineOptions : public PassPipelineOptions<LMSPipelineOptions> {
       llvm::cl::desc("Device preset (v100-16g, a100-40g, h200, ...); empty: "
                      "the module's DLTI spec, else the default device"),
       llvm::cl::init("")};
+  PassOptions::Option<std::string> hostBudget{
+      *this, "host-budget",
+      llvm::cl::desc("Host memory an offloading plan may hold at once "
+                     "(bytes with a unit); empty: --lms-host-budget, then "
+                     "the device preset's host memory"),
+      llvm::cl::init("")};
   PassOptions::Option<LMSStrategy> strategy{
       *this, "strategy", llvm::cl::desc("How to fit the budget"),
       llvm::cl::init(LMSStrategy::Plan),
