@@ -356,6 +356,8 @@ def check(index, seed, arena=False):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--programs", type=int, default=100)
+    ap.add_argument("--start", type=int, default=0,
+                    help="index of the first program (to rerun one)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json")
@@ -365,7 +367,7 @@ def main():
     start = time.time()
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
         results = list(pool.map(lambda i: check(i, a.seed, a.arena),
-                                range(a.programs)))
+                                range(a.start, a.start + a.programs)))
     seconds = time.time() - start
     counts = {}
     for r in results:

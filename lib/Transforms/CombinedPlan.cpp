@@ -73,13 +73,16 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     for (FunctionOpInterface func : functionsCalleesFirst(module))
       if (failed(runOnFunction(func, *context)))
         failedAny = true;
-    finishPlanning(module);
+    // A reordered function was measured with the materialized copies: they
+    // stay (without them bufferization may decide differently).
+    finishPlanning(module, reorderedAny);
     if (failedAny)
       signalPassFailure();
   }
 
   SwapKnobs swapKnobs;
   RematKnobs rematKnobs;
+  bool reorderedAny = false;
 
   /// Offloads until the peak is `swapBudget`, then recomputes down to
   /// `limit`; the estimated step time of the result.
@@ -139,6 +142,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                      << (scheduled->changed ? "" : " (order unchanged)")
                      << "\n";
       if (scheduled->changed) {
+        reorderedAny = true;
         graph = FunctionGraph::build(func, graphOptions);
         if (failed(graph))
           return failure();

@@ -588,8 +588,8 @@ LogicalResult mlir::lms::materializeBufferizationCopies(ModuleOp module) {
   return success();
 }
 
-void mlir::lms::finishPlanning(ModuleOp module) {
-  bool rewritten = false;
+void mlir::lms::finishPlanning(ModuleOp module, bool reordered) {
+  bool rewritten = reordered;
   module.walk([&](Operation *op) {
     if (isa_and_nonnull<LMSDialect>(op->getDialect())) {
       rewritten = true;

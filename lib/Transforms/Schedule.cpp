@@ -10,11 +10,15 @@
 
 #include "LMS/Transforms/Schedule.h"
 #include "LMS/Analysis/Options.h"
+#include "LMS/Dialect/LMS/IR/LMSDialect.h"
+#include "LMS/Graph/Memory.h"
 #include "LMS/Graph/Schedule.h"
 #include "LMS/Transforms/Passes.h"
 #include "LMS/Transforms/PlanningSupport.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Debug.h"
@@ -182,6 +186,83 @@ static void moveInto(Block &block, ArrayRef<Operation *> order) {
       op->moveBefore(terminator);
 }
 
+/// Reorders the blocks nested in the body of `func` (loop bodies, branches
+/// of an scf.if; not the scalar bodies of linalg ops), innermost first. A
+/// block's new order is kept when its own peak drops; when the function's
+/// peak (`functionPeak` before) rises after all of them, all are undone.
+/// Returns whether a block changed.
+static bool scheduleNestedBlocks(FunctionOpInterface func,
+                                 const GraphOptions &options,
+                                 const ScheduleKnobs &knobs,
+                                 uint64_t functionPeak) {
+  SmallVector<Block *> blocks;
+  Block &body = func.getFunctionBody().front();
+  // Post-order: inner blocks before the blocks that hold them.
+  auto opaque = [](Operation *op) {
+    return isa<linalg::LinalgOp>(op) ||
+           (op->getDialect() && isa<LMSDialect>(op->getDialect()));
+  };
+  body.walk<WalkOrder::PostOrder>([&](Operation *op) {
+    for (Operation *at = op; at && at != func.getOperation();
+         at = at->getParentOp())
+      if (opaque(at))
+        return;
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        if (block.getOperations().size() > 2 &&
+            block.back().hasTrait<OpTrait::IsTerminator>())
+          blocks.push_back(&block);
+  });
+  // A nested block the analysis cannot translate is left alone quietly:
+  // the function's own analysis reports what matters.
+  ScopedDiagnosticHandler quiet(func->getContext(),
+                                [](Diagnostic &) { return success(); });
+  SmallVector<std::pair<Block *, SmallVector<Operation *>>> changed;
+  for (Block *block : blocks) {
+    FailureOr<FunctionGraph> graph =
+        FunctionGraph::buildNested(*block, options);
+    if (failed(graph) ||
+        graph->getGraph().numOps() != block->getOperations().size())
+      continue;
+    ::lms::ScheduleOptions scheduleOptions;
+    scheduleOptions.edges = orderingConstraints(*graph, knobs.pureDialects);
+    scheduleOptions.searchIterations = knobs.iterations;
+    scheduleOptions.seed = knobs.seed;
+    llvm::Expected<::lms::ScheduleResult> scheduled =
+        ::lms::scheduleForMemory(graph->getGraph(), scheduleOptions);
+    if (!scheduled) {
+      llvm::consumeError(scheduled.takeError());
+      continue;
+    }
+    if (!scheduled->changed() ||
+        scheduled->peakBytes >= scheduled->originalPeakBytes)
+      continue;
+    SmallVector<Operation *> original;
+    for (Operation &op : *block)
+      original.push_back(&op);
+    SmallVector<Operation *> order;
+    for (OpIndex i : scheduled->order)
+      order.push_back(graph->getOp(i));
+    moveInto(*block, order);
+    FailureOr<FunctionGraph> after =
+        FunctionGraph::buildNested(*block, options);
+    if (failed(after) || ::lms::evaluateSchedule(after->getGraph()).peakBytes >=
+                             scheduled->originalPeakBytes) {
+      moveInto(*block, original);
+      continue;
+    }
+    changed.push_back({block, std::move(original)});
+  }
+  if (changed.empty())
+    return false;
+  FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
+  if (succeeded(graph) && budgetedBytes(*graph, options) <= functionPeak)
+    return true;
+  for (auto &[block, original] : llvm::reverse(changed))
+    moveInto(*block, original);
+  return false;
+}
+
 FailureOr<FunctionSchedule>
 mlir::lms::scheduleFunction(FunctionOpInterface func,
                             const GraphOptions &options,
@@ -192,6 +273,16 @@ mlir::lms::scheduleFunction(FunctionOpInterface func,
   FunctionSchedule result;
   result.peakBefore = result.peakAfter = budgetedBytes(*graph, options);
   result.method = "given";
+  // Nested blocks first: their peaks are the transient bytes of the ops
+  // that hold them.
+  if (scheduleNestedBlocks(func, options, knobs, result.peakBefore)) {
+    graph = FunctionGraph::build(func, options);
+    if (failed(graph))
+      return failure();
+    result.peakAfter = budgetedBytes(*graph, options);
+    result.changed = true;
+    result.method = "nested";
+  }
   Block &block = *graph->getBlock();
   // Every op of the body must be a graph op to be placed.
   if (graph->getGraph().numOps() != block.getOperations().size() ||
@@ -227,8 +318,8 @@ mlir::lms::scheduleFunction(FunctionOpInterface func,
   // Measure the rewritten body: bufferization decides again.
   FailureOr<FunctionGraph> after = FunctionGraph::build(func, options);
   uint64_t peak =
-      succeeded(after) ? budgetedBytes(*after, options) : result.peakBefore;
-  if (failed(after) || peak >= result.peakBefore) {
+      succeeded(after) ? budgetedBytes(*after, options) : result.peakAfter;
+  if (failed(after) || peak >= result.peakAfter) {
     LLVM_DEBUG(llvm::dbgs() << "lms-schedule: @" << func.getName()
                             << ": measured " << peak << " bytes, undone\n");
     moveInto(block, original);
@@ -236,7 +327,8 @@ mlir::lms::scheduleFunction(FunctionOpInterface func,
   }
   result.peakAfter = peak;
   result.changed = true;
-  result.method = scheduled->method;
+  result.method = result.method == "nested" ? "nested, " + scheduled->method
+                                            : scheduled->method;
   return result;
 }
 

@@ -88,8 +88,10 @@ LogicalResult materializeBufferizationCopies(ModuleOp module);
 
 /// After a planning pass: when it rewrote nothing, undoes what
 /// resolvePlanningContext prepared (materialized copies, borrowing copies
-/// of callees), so that a module that fits is left as it was.
-void finishPlanning(ModuleOp module);
+/// of callees), so that a module that fits is left as it was. `reordered`:
+/// the pass moved ops (--lms-plan's scheduling) and measured the new order
+/// with what was prepared, which then stays.
+void finishPlanning(ModuleOp module, bool reordered = false);
 
 /// Resolves a PlanningContext for `scope` (a module or an op in one); for a
 /// module, first makes borrowing copies of callees
