@@ -452,7 +452,9 @@ def LMSSchedule : Pass<"lms-schedule", "ModuleOp"> {
     peak under a work limit (`iterations`), deterministic for a `seed`.
     The new order is analysed again (bufferization's in-place decisions
     included) and kept only when the peak is smaller; otherwise the function
-    is left as it was. Functions are scheduled callees first. Ops of
+    is left as it was. Blocks nested in the body (loop bodies, `scf.if`
+    branches; not linalg bodies) are reordered the same way first,
+    innermost first. Functions are scheduled callees first. Ops of
     dialects the tool does not know (IR parsed with
     `--allow-unregistered-dialect`) may do anything and keep their place,
     unless `pure-dialects` names their dialect (`pure-dialects=mhlo` for
