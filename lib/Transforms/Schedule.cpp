@@ -186,22 +186,71 @@ static void moveInto(Block &block, ArrayRef<Operation *> order) {
       op->moveBefore(terminator);
 }
 
+/// Schedules the block of `graph`: asks the graph core for an order with a
+/// smaller peak (stopping at `targetBytes`, 0: none), moves the ops into it,
+/// and keeps it only when `measure` — the analysis of the rewritten IR,
+/// where bufferization decides again — confirms a peak below `before`;
+/// otherwise the block is restored. Returns the construction the kept order
+/// came from, nullopt when the block is unchanged, or the graph core's
+/// error.
+static llvm::Expected<std::optional<std::string>>
+reorderBlock(const FunctionGraph &graph, const ScheduleKnobs &knobs,
+             uint64_t targetBytes, uint64_t before,
+             llvm::function_ref<std::optional<uint64_t>()> measure) {
+  Block &block = *graph.getBlock();
+  // Every op of the block must be a graph op to be placed.
+  if (graph.getGraph().numOps() != block.getOperations().size() ||
+      !block.back().hasTrait<OpTrait::IsTerminator>())
+    return std::nullopt;
+  ::lms::ScheduleOptions scheduleOptions;
+  scheduleOptions.edges = orderingConstraints(graph, knobs.pureDialects);
+  scheduleOptions.searchIterations = knobs.iterations;
+  scheduleOptions.seed = knobs.seed;
+  scheduleOptions.targetBytes = targetBytes;
+  llvm::Expected<::lms::ScheduleResult> scheduled =
+      ::lms::scheduleForMemory(graph.getGraph(), scheduleOptions);
+  if (!scheduled)
+    return scheduled.takeError();
+  LLVM_DEBUG(llvm::dbgs() << "lms-schedule: graph "
+                          << scheduled->originalPeakBytes << " -> "
+                          << scheduled->peakBytes << " bytes ("
+                          << scheduled->method << ")\n");
+  if (!scheduled->changed() ||
+      scheduled->peakBytes >= scheduled->originalPeakBytes)
+    return std::nullopt;
+  SmallVector<Operation *> original;
+  for (Operation &op : block)
+    original.push_back(&op);
+  SmallVector<Operation *> order;
+  for (OpIndex i : scheduled->order)
+    order.push_back(graph.getOp(i));
+  moveInto(block, order);
+  std::optional<uint64_t> peak = measure();
+  if (!peak || *peak >= before) {
+    LLVM_DEBUG(llvm::dbgs() << "lms-schedule: not confirmed by the analysis "
+                               "of the rewritten IR, undone\n");
+    moveInto(block, original);
+    return std::nullopt;
+  }
+  return scheduled->method;
+}
+
 /// Reorders the blocks nested in the body of `func` (loop bodies, branches
-/// of an scf.if; not the scalar bodies of linalg ops), innermost first. A
-/// block's new order is kept when its own peak drops; when the function's
-/// peak (`functionPeak` before) rises after all of them, all are undone.
-/// Returns whether a block changed.
+/// of an scf.if; not the scalar bodies of linalg ops, nor LMS regions),
+/// innermost first. A block's new order is kept when its own peak drops;
+/// when the function's peak (`functionPeak` before) rises after all of
+/// them, all are undone. Returns whether a block changed.
 static bool scheduleNestedBlocks(FunctionOpInterface func,
                                  const GraphOptions &options,
                                  const ScheduleKnobs &knobs,
                                  uint64_t functionPeak) {
   SmallVector<Block *> blocks;
   Block &body = func.getFunctionBody().front();
-  // Post-order: inner blocks before the blocks that hold them.
   auto opaque = [](Operation *op) {
     return isa<linalg::LinalgOp>(op) ||
            (op->getDialect() && isa<LMSDialect>(op->getDialect()));
   };
+  // Post-order: inner blocks before the blocks that hold them.
   body.walk<WalkOrder::PostOrder>([&](Operation *op) {
     for (Operation *at = op; at && at != func.getOperation();
          at = at->getParentOp())
@@ -221,37 +270,27 @@ static bool scheduleNestedBlocks(FunctionOpInterface func,
   for (Block *block : blocks) {
     FailureOr<FunctionGraph> graph =
         FunctionGraph::buildNested(*block, options);
-    if (failed(graph) ||
-        graph->getGraph().numOps() != block->getOperations().size())
-      continue;
-    ::lms::ScheduleOptions scheduleOptions;
-    scheduleOptions.edges = orderingConstraints(*graph, knobs.pureDialects);
-    scheduleOptions.searchIterations = knobs.iterations;
-    scheduleOptions.seed = knobs.seed;
-    llvm::Expected<::lms::ScheduleResult> scheduled =
-        ::lms::scheduleForMemory(graph->getGraph(), scheduleOptions);
-    if (!scheduled) {
-      llvm::consumeError(scheduled.takeError());
-      continue;
-    }
-    if (!scheduled->changed() ||
-        scheduled->peakBytes >= scheduled->originalPeakBytes)
+    if (failed(graph))
       continue;
     SmallVector<Operation *> original;
     for (Operation &op : *block)
       original.push_back(&op);
-    SmallVector<Operation *> order;
-    for (OpIndex i : scheduled->order)
-      order.push_back(graph->getOp(i));
-    moveInto(*block, order);
-    FailureOr<FunctionGraph> after =
-        FunctionGraph::buildNested(*block, options);
-    if (failed(after) || ::lms::evaluateSchedule(after->getGraph()).peakBytes >=
-                             scheduled->originalPeakBytes) {
-      moveInto(*block, original);
+    uint64_t before = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
+    llvm::Expected<std::optional<std::string>> method = reorderBlock(
+        *graph, knobs, /*targetBytes=*/0, before,
+        [&]() -> std::optional<uint64_t> {
+          FailureOr<FunctionGraph> after =
+              FunctionGraph::buildNested(*block, options);
+          if (failed(after))
+            return std::nullopt;
+          return ::lms::evaluateSchedule(after->getGraph()).peakBytes;
+        });
+    if (!method) {
+      llvm::consumeError(method.takeError());
       continue;
     }
-    changed.push_back({block, std::move(original)});
+    if (*method)
+      changed.push_back({block, std::move(original)});
   }
   if (changed.empty())
     return false;
@@ -283,52 +322,24 @@ mlir::lms::scheduleFunction(FunctionOpInterface func,
     result.changed = true;
     result.method = "nested";
   }
-  Block &block = *graph->getBlock();
-  // Every op of the body must be a graph op to be placed.
-  if (graph->getGraph().numOps() != block.getOperations().size() ||
-      !block.back().hasTrait<OpTrait::IsTerminator>())
-    return result;
-
-  ::lms::ScheduleOptions scheduleOptions;
-  scheduleOptions.edges = orderingConstraints(*graph, knobs.pureDialects);
-  scheduleOptions.searchIterations = knobs.iterations;
-  scheduleOptions.seed = knobs.seed;
-  scheduleOptions.targetBytes = knobs.targetBytes;
-  llvm::Expected<::lms::ScheduleResult> scheduled =
-      ::lms::scheduleForMemory(graph->getGraph(), scheduleOptions);
-  if (!scheduled)
+  uint64_t measured = result.peakAfter;
+  llvm::Expected<std::optional<std::string>> method =
+      reorderBlock(*graph, knobs, knobs.targetBytes, result.peakAfter,
+                   [&]() -> std::optional<uint64_t> {
+                     FailureOr<FunctionGraph> after =
+                         FunctionGraph::build(func, options);
+                     if (failed(after))
+                       return std::nullopt;
+                     return measured = budgetedBytes(*after, options);
+                   });
+  if (!method)
     return func.emitError("internal error: scheduling failed: ")
-           << llvm::toString(scheduled.takeError());
-  LLVM_DEBUG(llvm::dbgs() << "lms-schedule: @" << func.getName() << ": graph "
-                          << scheduled->originalPeakBytes << " -> "
-                          << scheduled->peakBytes << " bytes ("
-                          << scheduled->method << ")\n");
-  if (!scheduled->changed() ||
-      scheduled->peakBytes >= scheduled->originalPeakBytes)
+           << llvm::toString(method.takeError());
+  if (!*method)
     return result;
-
-  SmallVector<Operation *> original;
-  for (Operation &op : block)
-    original.push_back(&op);
-  SmallVector<Operation *> order;
-  for (OpIndex i : scheduled->order)
-    order.push_back(graph->getOp(i));
-  moveInto(block, order);
-
-  // Measure the rewritten body: bufferization decides again.
-  FailureOr<FunctionGraph> after = FunctionGraph::build(func, options);
-  uint64_t peak =
-      succeeded(after) ? budgetedBytes(*after, options) : result.peakAfter;
-  if (failed(after) || peak >= result.peakAfter) {
-    LLVM_DEBUG(llvm::dbgs() << "lms-schedule: @" << func.getName()
-                            << ": measured " << peak << " bytes, undone\n");
-    moveInto(block, original);
-    return result;
-  }
-  result.peakAfter = peak;
+  result.peakAfter = measured;
   result.changed = true;
-  result.method = result.method == "nested" ? "nested, " + scheduled->method
-                                            : scheduled->method;
+  result.method = result.method == "nested" ? "nested, " + **method : **method;
   return result;
 }
 
