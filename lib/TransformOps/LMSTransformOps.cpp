@@ -77,11 +77,15 @@ DiagnosedSilenceableFailure LMSRematerializeOp::applyToOne(
 DiagnosedSilenceableFailure LMSScheduleOp::applyToOne(
     TransformRewriter &rewriter, FunctionOpInterface target,
     ApplyToEachResultList &results, TransformState &state) {
-  if (getIterations() < 0 || getSeed() < 0)
+  // The getters return the values as unsigned: a negative one would wrap
+  // into a work limit of 2^64 evaluations.
+  int64_t iterations = getIterationsAttr().getInt();
+  int64_t seed = getSeedAttr().getInt();
+  if (iterations < 0 || seed < 0)
     return emitDefiniteFailure() << "iterations and seed must not be negative";
   mlir::lms::ScheduleKnobs knobs;
-  knobs.iterations = static_cast<uint64_t>(getIterations());
-  knobs.seed = static_cast<uint64_t>(getSeed());
+  knobs.iterations = static_cast<uint64_t>(iterations);
+  knobs.seed = static_cast<uint64_t>(seed);
   if (failed(mlir::lms::scheduleFunction(target, mlir::lms::GraphOptions{},
                                          knobs)))
     return DiagnosedSilenceableFailure::definiteFailure();

@@ -134,6 +134,20 @@ module attributes {transform.with_named_sequence} {
   }
 }
 
+// -----
+
+module attributes {transform.with_named_sequence} {
+  func.func @n() {
+    return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    // expected-error @below {{iterations and seed must not be negative}}
+    transform.lms.schedule %f {iterations = -1} : !transform.any_op
+    transform.yield
+  }
+}
+
 // COM: The same script runs in upstream mlir-opt with the dialect plugin,
 // COM: which registers the transform.lms extension.
 // RUN: mlir-opt %s --load-dialect-plugin=%lms_lib_dir/LMSDialectPlugin.so --transform-interpreter -split-input-file -verify-diagnostics | FileCheck %s

@@ -1,4 +1,5 @@
 // RUN: not lms-opt %s --lms-insert-swaps="budget=32KiB host-budget=2KiB" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SWAP-OVER
+// RUN: lms-opt %s --lms-insert-swaps="budget=32KiB host-budget=2KiB" -verify-diagnostics -o /dev/null
 // RUN: lms-opt %s --lms-insert-swaps="budget=32KiB host-budget=4KiB" | FileCheck %s --check-prefix=SWAP-FITS
 // RUN: not lms-opt %s --lms-host-budget=2KiB --lms-insert-swaps=budget=32KiB -o /dev/null 2>&1 | FileCheck %s --check-prefix=SWAP-OVER
 // RUN: lms-opt %s --lms-host-budget=2KiB --lms-insert-swaps="budget=32KiB host-budget=1MiB" | FileCheck %s --check-prefix=SWAP-FITS
@@ -22,6 +23,7 @@
 // PLAN-NOT: lms.swap_out
 // PERCENT: error: invalid host-budget '50%': a host budget is a size in bytes, not a percentage
 // MALFORMED: error: invalid host-budget 'lots'
+// expected-error @below {{over the host budget 2.00 KiB (2048 bytes)}}
 func.func @f(%x: tensor<4x1024xf32>) -> tensor<1024xf32> {
   %cst = arith.constant 1.0 : f32
   %zero = arith.constant 0.0 : f32
