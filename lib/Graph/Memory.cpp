@@ -259,25 +259,29 @@ LiveIntervals lms::computeLiveIntervals(const Graph &graph) {
   return intervals;
 }
 
+uint64_t lms::feasibleBytesOf(const Graph &graph, OpIndex i) {
+  const Op &op = graph.op(i);
+  int64_t bytes = op.transientBytes;
+  int64_t largestSide = 0;
+  for (auto side : {llvm::ArrayRef<TensorIndex>(op.inputs),
+                    llvm::ArrayRef<TensorIndex>(op.outputs)}) {
+    int64_t sideBytes = 0;
+    for (TensorIndex t : side)
+      if (graph.tensor(t).space == MemorySpace::Device)
+        sideBytes += static_cast<int64_t>(graph.tensor(t).bytes);
+    bytes += sideBytes;
+    largestSide = std::max(largestSide, sideBytes);
+  }
+  return static_cast<uint64_t>(std::max(bytes, largestSide));
+}
+
 std::pair<uint64_t, OpIndex> lms::minimumFeasibleBytes(const Graph &graph) {
   uint64_t best = 0;
   OpIndex at = -1;
   for (OpIndex i = 0; i < static_cast<OpIndex>(graph.numOps()); ++i) {
-    const Op &op = graph.op(i);
-    int64_t bytes = op.transientBytes;
-    int64_t largestSide = 0;
-    for (auto side : {llvm::ArrayRef<TensorIndex>(op.inputs),
-                      llvm::ArrayRef<TensorIndex>(op.outputs)}) {
-      int64_t sideBytes = 0;
-      for (TensorIndex t : side)
-        if (graph.tensor(t).space == MemorySpace::Device)
-          sideBytes += static_cast<int64_t>(graph.tensor(t).bytes);
-      bytes += sideBytes;
-      largestSide = std::max(largestSide, sideBytes);
-    }
-    bytes = std::max(bytes, largestSide);
-    if (at < 0 || static_cast<uint64_t>(bytes) > best) {
-      best = static_cast<uint64_t>(bytes);
+    uint64_t bytes = feasibleBytesOf(graph, i);
+    if (at < 0 || bytes > best) {
+      best = bytes;
       at = i;
     }
   }

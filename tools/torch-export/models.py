@@ -176,8 +176,13 @@ def build(name, size):
     if name == "tiny-gpt":
         return (GPT(vocab=32, seq=size, layers=2, dim=16, heads=2),
                 (lambda b: (b, size)), "tokens", 32)
+    if name == "tiny-gpt-vocab":
+        # The loss over the vocabulary sets the smallest feasible budget, as
+        # in GPT-2 (tests of --lms-split).
+        return (GPT(vocab=512, seq=size, layers=1, dim=16, heads=2),
+                (lambda b: (b, size)), "tokens", 512)
     raise SystemExit(f"export.py: unknown model '{name}'")
 
 
 MODELS = ["resnet18", "resnet50", "vgg16", "mobilenet_v2", "unet3d", "gpt2",
-          "tiny-cnn", "tiny-vgg", "tiny-unet3d", "tiny-gpt"]
+          "tiny-cnn", "tiny-vgg", "tiny-unet3d", "tiny-gpt", "tiny-gpt-vocab"]

@@ -127,6 +127,10 @@ LiveIntervals computeLiveIntervals(const Graph &graph);
 /// Returns the bytes and the op that needs them.
 std::pair<uint64_t, OpIndex> minimumFeasibleBytes(const Graph &graph);
 
+/// What op `op` alone needs of that bound: its device inputs + outputs +
+/// transient bytes.
+uint64_t feasibleBytesOf(const Graph &graph, OpIndex op);
+
 } // namespace lms
 
 #endif // LMS_GRAPH_MEMORY_H

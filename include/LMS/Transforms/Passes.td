@@ -497,6 +497,90 @@ def LMSSchedule : Pass<"lms-schedule", "ModuleOp"> {
   ];
 }
 
+def LMSSplit : Pass<"lms-split", "ModuleOp"> {
+  let summary = "Split the op that sets the smallest feasible budget, with "
+                "its neighbours, into loops over slices of a parallel "
+                "dimension";
+  let description = [{
+    No plan that keeps ops whole goes below the bytes of the largest op's
+    operands and results plus what stays live across it: the smallest
+    feasible budget that `--lms-report-memory` prints. This pass breaks that
+    floor the way practitioners do by hand (chunked cross-entropy,
+    micro-batched layers): the op that sets it (the anchor) and its
+    neighbours that share a parallel dimension of its iteration space (batch,
+    tokens) run as a loop over slices of that dimension, so that only one
+    slice of the large tensors between them is resident at a time.
+
+    The region grows from the anchor over tensors of at least `min-bytes`
+    that carry the dimension: linalg ops (sliced by their TilingInterface
+    implementation, upstream's), `tensor.collapse_shape`/`expand_shape`
+    where the dimension is the outermost of its group (tokens = batch x
+    sequence), `tensor.empty` and fills of destinations. Among the anchor's
+    parallel loops the one whose region keeps the most bytes internal is
+    split. An op that reduces over the dimension (a weight gradient, a loss
+    sum) accumulates across the iterations in a loop-carried value, in the
+    unsplit op's order: sums are bit-identical. An op that needs such a
+    reduction complete (the gradient of a mean loss needs the count) starts
+    a second loop, which computes again the slices it needs of the first
+    loop's values. Values used outside the region are assembled whole. A
+    tensor read by a linalg body through `tensor.extract` at `linalg.index`
+    of the split loop (a label gather) is sliced too.
+
+    ```mlir
+    // Before: the logits (tokens x vocabulary) are resident whole.
+    %logits = linalg.matmul ins(%h, %w) outs(%init) -> tensor<2048x50257xf32>
+    %lse = linalg.generic ... ins(%logits) ...
+    // After (slices=8): one slice of 256 tokens at a time.
+    %r:2 = scf.for %o = %c0 to %c2048 step %c256 iter_args(...) {
+      %hs = tensor.extract_slice %h[%o, 0] [256, 768] [1, 1]
+      %ls = linalg.matmul ins(%hs, %w) ... -> tensor<256x50257xf32>
+      ...
+    }
+    ```
+
+    With `slices=N` the anchor is split into N slices (N must divide the
+    dimension; an error names the op otherwise, or why it cannot be split).
+    With `slices=0` (the default) a function is split only while its
+    smallest feasible budget is above its budget (resolved as for
+    `--lms-plan`), each time with the fewest slices that bring it within the
+    budget (or the most that lower it), for at most `rounds` rounds; where
+    the op that sets the floor cannot be split, a warning says why.
+  }];
+  let options = [
+    Option<"slices", "slices", "int64_t", "0",
+           "Split the anchor into this many slices (0: as many as the budget "
+           "needs)">,
+    Option<"budget", "budget", "std::string", "\"\"",
+           "Device-memory budget the smallest feasible budget must reach "
+           "(bytes with a unit, or a percentage of the peak); wins over "
+           "--lms-budget">,
+    Option<"device", "device", "std::string", "\"\"",
+           "Device preset (default: the module's DLTI spec, else "
+           "v100-16g): its capacity is the default budget">,
+    Option<"minBytes", "min-bytes", "std::string", "\"\"",
+           "Smallest tensor (bytes with a unit) that joins a neighbour to "
+           "the region (default: a quarter of the anchor's largest tensor)">,
+    Option<"rounds", "rounds", "unsigned", "200",
+           "Most splits per function with slices=0">,
+    Option<"alignment", "alignment", "uint64_t", "1",
+           "Round every buffer up to this many bytes">,
+    Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
+           "Upper bound (a size such as 64MiB) for values of dynamic shape "
+           "without an 'lms.max_bytes' attribute">,
+    Option<"printStatistics", "stats", "bool", "false",
+           "Print each split (anchor, dimension, slices, smallest feasible "
+           "budget before and after) to stderr">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::affine::AffineDialect"];
+  let statistics = [
+    Statistic<"numSplits", "splits", "Number of ops split">
+  ];
+}
+
 def LMSInlineRecomputes : Pass<"lms-inline-recomputes"> {
   let summary = "Inline lms.recompute regions at their position";
   let description = [{

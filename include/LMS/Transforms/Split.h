@@ -1,0 +1,84 @@
+//===- Split.h - Splitting ops below the single-op bound --------*- C++ -*-===//
+//
+// No plan that keeps ops whole can go below the bytes of the largest op's
+// operands and results: they are resident together while it runs. Splitting
+// breaks that floor: the op, with its neighbours that share a parallel
+// dimension (batch, tokens), runs as a loop over slices of that dimension,
+// so that only one slice of the large tensors between them is resident at a
+// time (chunked cross-entropy, micro-batched layers, done by the compiler).
+//
+// The region split is grown from an anchor op along one dimension of its
+// iteration space: producers and consumers joined to it by tensors of at
+// least `minBytes` bytes that carry the dimension (linalg ops, through
+// tensor.collapse_shape/expand_shape where the dimension is outermost in its
+// group, tensor.empty; fills and empties of inits at any size). Each op is
+// sliced by its TilingInterface implementation (upstream's, for linalg), its
+// operands from inside the region replaced by the slices computed in the same
+// iteration. An op that reduces over the dimension accumulates across
+// iterations in a loop-carried value (the loop keeps the reduction's order,
+// so sums are bit-identical to the unsplit op); an op that needs the
+// complete result of such a reduction starts a second loop, which computes
+// again the slices it needs of values of the first (recomputation in
+// slices, as chunked-loss implementations do). Values used outside the
+// region are assembled whole (tensor.insert_slice into a loop-carried
+// tensor).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMS_TRANSFORMS_SPLIT_H
+#define LMS_TRANSFORMS_SPLIT_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir {
+namespace lms {
+
+/// A region of ops around an anchor that can run as loops over slices of
+/// one dimension, found without changing the IR.
+struct SplitRegion {
+  Operation *anchor = nullptr;
+  /// The anchor's loop dimension that is split, and its extent.
+  unsigned dim = 0;
+  int64_t extent = 0;
+  /// Slice sizes must be multiples of this (where the dimension is a group
+  /// of a reshape, e.g. tokens = batch x sequence, a slice is whole rows).
+  int64_t granularity = 1;
+  /// The smallest tensor (bytes) that joins a neighbour to the region.
+  uint64_t minBytes = 0;
+  /// The ops of the region, in block order, and the loop each runs in first.
+  SmallVector<Operation *> ops;
+  unsigned numLoops = 0;
+  /// Bytes of the region's values that only the region uses (what slicing
+  /// saves).
+  uint64_t internalBytes = 0;
+
+  /// The slice counts the region admits (divisors of the extent whose slice
+  /// is a multiple of the granularity), ascending, 1 excluded.
+  SmallVector<int64_t> sliceCounts() const;
+};
+
+/// Finds the split region around `anchor` (an op of a function body): the
+/// parallel dimension of its iteration space whose region keeps the most
+/// bytes internal. Fails with the reason in `whyNot` when the op cannot be
+/// split: not a linalg op on tensors, no parallel dimension of static
+/// extent that its large operands share, side effects.
+/// `minBytes` 0: a quarter of the anchor's largest operand or result.
+FailureOr<SplitRegion> findSplitRegion(Operation *anchor, uint64_t minBytes,
+                                       std::string &whyNot);
+
+/// Rewrites `region` into loops over `slices` slices (one of
+/// region.sliceCounts()). Fails with the reason in `whyNot`, changing
+/// nothing, where the loops cannot be placed (a value of the region used
+/// outside it before the loop that computes it ends). The loops made are
+/// appended to `loops` when given.
+LogicalResult applySplit(const SplitRegion &region, int64_t slices,
+                         std::string &whyNot,
+                         SmallVectorImpl<Operation *> *loops = nullptr);
+
+} // namespace lms
+} // namespace mlir
+
+#endif // LMS_TRANSFORMS_SPLIT_H

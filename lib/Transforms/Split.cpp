@@ -1,0 +1,1260 @@
+//===- Split.cpp - Splitting ops below the single-op bound ----------------===//
+//
+// See LMS/Transforms/Split.h. The region is grown from the anchor over the
+// tensors that carry the split dimension; each value of the region knows
+// where the dimension sits in its shape (`Axis`: a dimension and a scale, the
+// number of elements of that dimension per unit of the anchor's dimension,
+// e.g. 1024 tokens per sample), each linalg op which of its loops it is.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LMS/Transforms/Split.h"
+#include "LMS/Analysis/DeviceModel.h"
+#include "LMS/Analysis/FunctionGraph.h"
+#include "LMS/Analysis/Options.h"
+#include "LMS/Graph/Memory.h"
+#include "LMS/Graph/Units.h"
+#include "LMS/Transforms/GlobalOptions.h"
+#include "LMS/Transforms/Passes.h"
+#include "LMS/Transforms/PlanningSupport.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <numeric>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::lms;
+
+namespace {
+
+/// A positive rational: elements of a value's dimension per unit of the
+/// anchor's split dimension.
+struct Scale {
+  int64_t num = 1;
+  int64_t den = 1;
+  static Scale make(int64_t num, int64_t den) {
+    int64_t g = std::gcd(num, den);
+    return {num / g, den / g};
+  }
+  Scale times(int64_t k) const { return make(num * k, den); }
+  Scale over(int64_t k) const { return make(num, den * k); }
+  bool operator==(const Scale &o) const { return num == o.num && den == o.den; }
+};
+
+/// Where the split dimension sits in a value: its dimension and scale.
+struct Axis {
+  unsigned dim = 0;
+  Scale scale;
+  bool operator==(const Axis &o) const {
+    return dim == o.dim && scale == o.scale;
+  }
+  bool operator!=(const Axis &o) const { return !(*this == o); }
+};
+
+/// What the region knows of one of its ops.
+struct OpInfo {
+  /// The linalg op's loop that is split (none for empty and reshapes).
+  std::optional<unsigned> loop;
+  Scale scale;
+  /// The loop is a reduction: the op accumulates across iterations.
+  bool reducing = false;
+  /// The axis each input (operand or value captured by the body) is
+  /// expected to carry in this op; nullopt: the op reads it whole.
+  SmallVector<std::pair<Value, std::optional<Axis>>> inputs;
+  /// The axes of the results (none for a reducing op).
+  SmallVector<std::optional<Axis>> results;
+  unsigned firstLoop = 0;
+};
+
+uint64_t tensorBytes(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape())
+    return 0;
+  Type element = type.getElementType();
+  uint64_t bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 64;
+  return static_cast<uint64_t>(type.getNumElements()) * ((bits + 7) / 8);
+}
+
+/// The dimension `index` of `v`'s static shape, or -1.
+int64_t dimSize(Value v, unsigned index) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || index >= type.getRank() || type.isDynamicDim(index))
+    return -1;
+  return type.getDimSize(index);
+}
+
+/// Grows a region over the values that carry the split dimension.
+class RegionGrower {
+public:
+  RegionGrower(Operation *anchor, unsigned dim, int64_t extent,
+               uint64_t minBytes)
+      : block(anchor->getBlock()), anchor(anchor), anchorDim(dim),
+        extent(extent), minBytes(minBytes) {}
+
+  /// Grows from the anchor; fails (reason in whyNot) when the anchor itself
+  /// cannot be split along the dimension.
+  LogicalResult grow(std::string &whyNot);
+
+  Block *block;
+  Operation *anchor;
+  unsigned anchorDim;
+  int64_t extent;
+  uint64_t minBytes;
+  llvm::MapVector<Operation *, OpInfo> members;
+  DenseMap<Value, Axis> resultAxis;
+  DenseSet<Value> pinned;
+
+  int64_t granularity() const;
+  uint64_t internalBytes() const;
+  void assignLoops();
+  LogicalResult prune(std::string &whyNot);
+
+private:
+  /// The axis `v` must have: its dimension `dim` holds extent x scale
+  /// elements.
+  bool fits(Value v, unsigned dim, Scale scale) const {
+    int64_t size = dimSize(v, dim);
+    return size >= 0 && size * scale.den == extent * scale.num;
+  }
+  std::optional<OpInfo> describe(Operation *op, Value via, Axis axis,
+                                 std::string &whyNot) const;
+  std::optional<OpInfo> describeLinalg(linalg::LinalgOp op, unsigned loop,
+                                       Scale scale, std::string &whyNot) const;
+  bool consistent(Operation *op, const OpInfo &info) const;
+  void commit(Operation *op, OpInfo info);
+};
+
+} // namespace
+
+std::optional<OpInfo> RegionGrower::describeLinalg(linalg::LinalgOp op,
+                                                   unsigned loop, Scale scale,
+                                                   std::string &whyNot) const {
+  if (!op.hasPureTensorSemantics() || !isa<TilingInterface>(*op)) {
+    whyNot = "not a linalg op on tensors";
+    return std::nullopt;
+  }
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (loop >= ranges.size() || ShapedType::isDynamic(ranges[loop]) ||
+      ranges[loop] * scale.den != extent * scale.num) {
+    whyNot = "the loop's extent does not match";
+    return std::nullopt;
+  }
+  OpInfo info;
+  info.loop = loop;
+  info.scale = scale;
+  info.reducing =
+      op.getIteratorTypesArray()[loop] == utils::IteratorType::reduction;
+  // Where the loop sits in an operand: at most once, as a plain dimension.
+  auto axisIn = [&](AffineMap map, std::optional<Axis> &out) -> bool {
+    out.reset();
+    for (auto [i, expr] : llvm::enumerate(map.getResults())) {
+      if (auto d = dyn_cast<AffineDimExpr>(expr)) {
+        if (d.getPosition() != loop)
+          continue;
+        if (out)
+          return false;
+        out = Axis{static_cast<unsigned>(i), scale};
+      } else if (expr.isFunctionOfDim(loop)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  for (OpOperand &operand : op->getOpOperands()) {
+    std::optional<Axis> axis;
+    if (!axisIn(op.getMatchingIndexingMap(&operand), axis)) {
+      whyNot = "an operand indexes the dimension by an expression";
+      return std::nullopt;
+    }
+    info.inputs.push_back({operand.get(), axis});
+  }
+  for (OpResult result : op->getResults()) {
+    std::optional<Axis> axis;
+    axisIn(op.getIndexingMapMatchingResult(result), axis);
+    if (!info.reducing && !axis) {
+      whyNot = "a result does not carry the dimension";
+      return std::nullopt;
+    }
+    info.results.push_back(info.reducing ? std::nullopt : axis);
+  }
+  // Tensors the body reads (tensor.extract): whole, unless indexed along
+  // the split loop by linalg.index, then sliced like an operand.
+  bool ok = true;
+  op->walk([&](Operation *inner) {
+    if (inner == op)
+      return;
+    for (Value v : inner->getOperands()) {
+      if (!isa<RankedTensorType>(v.getType()) ||
+          op->isAncestor(v.getParentRegion()->getParentOp()))
+        continue;
+      std::optional<Axis> axis;
+      if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
+        for (auto [i, index] : llvm::enumerate(extract.getIndices())) {
+          auto indexOp = index.getDefiningOp<linalg::IndexOp>();
+          if (indexOp && indexOp.getDim() == loop && fits(v, i, scale))
+            axis = Axis{static_cast<unsigned>(i), scale};
+        }
+      } else {
+        ok = false;
+      }
+      info.inputs.push_back({v, axis});
+    }
+  });
+  if (!ok) {
+    whyNot = "its body uses a tensor other than by tensor.extract";
+    return std::nullopt;
+  }
+  return info;
+}
+
+std::optional<OpInfo> RegionGrower::describe(Operation *op, Value via,
+                                             Axis axis,
+                                             std::string &whyNot) const {
+  if (op->getBlock() != block) {
+    whyNot = "in another block";
+    return std::nullopt;
+  }
+  if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
+    if (!empty.getType().hasStaticShape())
+      return std::nullopt;
+    OpInfo info;
+    info.results.push_back(axis);
+    return info;
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    if (!collapse.getSrcType().hasStaticShape())
+      return std::nullopt;
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    Axis src, res;
+    bool found = false;
+    for (auto [g, group] : llvm::enumerate(groups)) {
+      int64_t inner = 1;
+      for (int64_t d : ArrayRef<int64_t>(group).drop_front())
+        inner *= collapse.getSrcType().getDimSize(d);
+      if (via == collapse.getSrc() && axis.dim == group.front()) {
+        src = axis;
+        res = Axis{static_cast<unsigned>(g), axis.scale.times(inner)};
+        found = true;
+      } else if (via == collapse.getResult() && axis.dim == g) {
+        res = axis;
+        src =
+            Axis{static_cast<unsigned>(group.front()), axis.scale.over(inner)};
+        found = true;
+      }
+    }
+    if (!found || !fits(collapse.getSrc(), src.dim, src.scale)) {
+      whyNot = "the dimension is not the outermost of its reshape group";
+      return std::nullopt;
+    }
+    OpInfo info;
+    info.inputs.push_back({collapse.getSrc(), src});
+    info.results.push_back(res);
+    return info;
+  }
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    if (!expand.getResultType().hasStaticShape())
+      return std::nullopt;
+    SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+    Axis src, res;
+    bool found = false;
+    for (auto [g, group] : llvm::enumerate(groups)) {
+      int64_t inner = 1;
+      for (int64_t d : ArrayRef<int64_t>(group).drop_front())
+        inner *= expand.getResultType().getDimSize(d);
+      if (via == expand.getSrc() && axis.dim == g) {
+        src = axis;
+        res =
+            Axis{static_cast<unsigned>(group.front()), axis.scale.over(inner)};
+        found = true;
+      } else if (via == expand.getResult() && axis.dim == group.front()) {
+        res = axis;
+        src = Axis{static_cast<unsigned>(g), axis.scale.times(inner)};
+        found = true;
+      }
+    }
+    if (!found || !fits(expand.getResult(), res.dim, res.scale)) {
+      whyNot = "the dimension is not the outermost of its reshape group";
+      return std::nullopt;
+    }
+    OpInfo info;
+    info.inputs.push_back({expand.getSrc(), src});
+    info.results.push_back(res);
+    return info;
+  }
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp) {
+    whyNot = "not a linalg op";
+    return std::nullopt;
+  }
+  // The loop that indexes `via` at the axis.
+  std::optional<unsigned> loop;
+  auto loopOf = [&](AffineMap map) -> std::optional<unsigned> {
+    if (axis.dim >= map.getNumResults())
+      return std::nullopt;
+    if (auto d = dyn_cast<AffineDimExpr>(map.getResult(axis.dim)))
+      return d.getPosition();
+    return std::nullopt;
+  };
+  if (auto result = dyn_cast<OpResult>(via); result && result.getOwner() == op)
+    loop = loopOf(linalgOp.getIndexingMapMatchingResult(result));
+  for (OpOperand &operand : op->getOpOperands())
+    if (!loop && operand.get() == via)
+      loop = loopOf(linalgOp.getMatchingIndexingMap(&operand));
+  if (!loop) {
+    // A tensor the body reads: the loop of the linalg.index at the axis.
+    op->walk([&](tensor::ExtractOp extract) {
+      if (loop || extract.getTensor() != via ||
+          axis.dim >= extract.getIndices().size())
+        return;
+      if (auto index =
+              extract.getIndices()[axis.dim].getDefiningOp<linalg::IndexOp>())
+        loop = index.getDim();
+    });
+  }
+  if (!loop) {
+    whyNot = "the dimension is not a loop of the op";
+    return std::nullopt;
+  }
+  return describeLinalg(linalgOp, *loop, axis.scale, whyNot);
+}
+
+bool RegionGrower::consistent(Operation *op, const OpInfo &info) const {
+  // Inputs computed by the region must come as this op expects them.
+  for (auto &[v, axis] : info.inputs) {
+    Operation *producer = v.getDefiningOp();
+    if (!producer || !members.count(producer))
+      continue;
+    auto it = resultAxis.find(v);
+    std::optional<Axis> has;
+    if (it != resultAxis.end())
+      has = it->second;
+    if (has != axis)
+      return false;
+  }
+  // Members reading this op's results must expect what it gives.
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    if (pinned.contains(result) && info.results[i])
+      return false;
+    for (auto &[member, memberInfo] : members)
+      for (auto &[v, axis] : memberInfo.inputs)
+        if (v == result && axis != info.results[i])
+          return false;
+  }
+  return true;
+}
+
+void RegionGrower::commit(Operation *op, OpInfo info) {
+  for (auto [i, result] : llvm::enumerate(op->getResults()))
+    if (info.results[i])
+      resultAxis[result] = *info.results[i];
+  // A tensor read whole by a member may not be sliced: its producer stays
+  // outside.
+  for (auto &[v, axis] : info.inputs)
+    if (!axis && isa<RankedTensorType>(v.getType()))
+      pinned.insert(v);
+  members.insert({op, std::move(info)});
+}
+
+LogicalResult RegionGrower::grow(std::string &whyNot) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(anchor);
+  if (!linalgOp) {
+    whyNot = "not a linalg op";
+    return failure();
+  }
+  if (!linalgOp.hasPureTensorSemantics()) {
+    whyNot = "it works on buffers (side effects)";
+    return failure();
+  }
+  std::optional<OpInfo> seed =
+      describeLinalg(linalgOp, anchorDim, Scale{}, whyNot);
+  if (!seed)
+    return failure();
+  if (seed->reducing) {
+    whyNot = "the dimension is a reduction";
+    return failure();
+  }
+  commit(anchor, std::move(*seed));
+  SmallVector<Operation *> worklist{anchor};
+  auto isCheap = [](Operation *op) {
+    return isa<tensor::EmptyOp, linalg::FillOp>(op);
+  };
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    OpInfo info = members.lookup(op);
+    // Producers of the inputs that carry the dimension.
+    for (auto &[v, axis] : info.inputs) {
+      Operation *producer = v.getDefiningOp();
+      if (!axis || !producer || members.count(producer) ||
+          producer->getBlock() != block || pinned.contains(v))
+        continue;
+      if (!isCheap(producer) && tensorBytes(v) < minBytes)
+        continue;
+      std::string ignored;
+      std::optional<OpInfo> described = describe(producer, v, *axis, ignored);
+      if (!described || !consistent(producer, *described))
+        continue;
+      commit(producer, std::move(*described));
+      worklist.push_back(producer);
+    }
+    // Consumers of the large results.
+    for (auto [i, result] : llvm::enumerate(op->getResults())) {
+      if (!info.results[i] || tensorBytes(result) < minBytes)
+        continue;
+      for (OpOperand &use : result.getUses()) {
+        Operation *user = block->findAncestorOpInBlock(*use.getOwner());
+        if (!user || members.count(user))
+          continue;
+        std::string ignored;
+        std::optional<OpInfo> described =
+            describe(user, result, *info.results[i], ignored);
+        if (!described || !consistent(user, *described))
+          continue;
+        commit(user, std::move(*described));
+        worklist.push_back(user);
+      }
+    }
+  }
+  // Keep block order.
+  SmallVector<std::pair<Operation *, OpInfo>> sorted(members.takeVector());
+  llvm::sort(sorted, [](auto &a, auto &b) {
+    return a.first->isBeforeInBlock(b.first);
+  });
+  for (auto &entry : sorted)
+    members.insert(std::move(entry));
+  return prune(whyNot);
+}
+
+LogicalResult RegionGrower::prune(std::string &whyNot) {
+  DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(*block))
+    position[&op] = i;
+  // A loop runs after its last op (and after the loop before it); a member
+  // whose result something outside the region reads before then leaves the
+  // region (its value is then computed whole, where it was), until every
+  // loop can be placed.
+  while (true) {
+    assignLoops();
+    SmallVector<unsigned> loopEnd;
+    for (auto &[op, info] : members) {
+      if (loopEnd.size() <= info.firstLoop)
+        loopEnd.resize(info.firstLoop + 1, 0);
+      loopEnd[info.firstLoop] = std::max(loopEnd[info.firstLoop], position[op]);
+    }
+    for (size_t k = 1; k < loopEnd.size(); ++k)
+      loopEnd[k] = std::max(loopEnd[k], loopEnd[k - 1]);
+    Operation *leaving = nullptr;
+    Operation *reader = nullptr;
+    for (auto &[op, info] : members) {
+      for (Operation *user : op->getUsers()) {
+        Operation *ancestor = block->findAncestorOpInBlock(*user);
+        if (!ancestor || members.count(ancestor) ||
+            position[ancestor] > loopEnd[info.firstLoop])
+          continue;
+        leaving = op;
+        reader = ancestor;
+        break;
+      }
+      if (leaving)
+        break;
+    }
+    if (!leaving)
+      return success();
+    if (leaving == anchor) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "its result is read by '" << reader->getName() << "' at "
+         << reader->getLoc() << " before a loop over slices could end";
+      whyNot = text;
+      return failure();
+    }
+    for (Value result : leaving->getResults())
+      resultAxis.erase(result);
+    members.erase(leaving);
+  }
+}
+
+void RegionGrower::assignLoops() {
+  for (auto &[op, info] : members) {
+    unsigned first = 0;
+    for (auto &[v, axis] : info.inputs) {
+      Operation *producer = v.getDefiningOp();
+      auto it = producer ? members.find(producer) : members.end();
+      if (it == members.end())
+        continue;
+      first = std::max(first,
+                       it->second.firstLoop + (it->second.reducing ? 1u : 0u));
+    }
+    info.firstLoop = first;
+  }
+  // An op whose results only the region reads runs first in the earliest
+  // loop that reads them (no earlier: a fill of a destination would
+  // otherwise pin a later loop's init in an earlier one).
+  for (auto &entry : llvm::reverse(members)) {
+    Operation *op = entry.first;
+    OpInfo &info = entry.second;
+    if (info.reducing)
+      continue;
+    std::optional<unsigned> earliest;
+    bool onlyRegion = true;
+    for (Operation *user : op->getUsers()) {
+      Operation *ancestor = block->findAncestorOpInBlock(*user);
+      auto it = ancestor ? members.find(ancestor) : members.end();
+      if (it == members.end()) {
+        onlyRegion = false;
+        break;
+      }
+      earliest = std::min(earliest.value_or(it->second.firstLoop),
+                          it->second.firstLoop);
+    }
+    if (onlyRegion && earliest)
+      info.firstLoop = std::max(info.firstLoop, *earliest);
+  }
+}
+
+int64_t RegionGrower::granularity() const {
+  int64_t g = 1;
+  auto add = [&](Scale s) { g = std::lcm(g, s.den); };
+  for (auto &[op, info] : members) {
+    add(info.scale);
+    for (auto &axis : info.results)
+      if (axis)
+        add(axis->scale);
+    for (auto &[v, axis] : info.inputs)
+      if (axis)
+        add(axis->scale);
+  }
+  return g;
+}
+
+uint64_t RegionGrower::internalBytes() const {
+  uint64_t bytes = 0;
+  for (auto &[op, info] : members)
+    for (auto [i, result] : llvm::enumerate(op->getResults())) {
+      if (!info.results[i])
+        continue;
+      bool internal = llvm::all_of(result.getUsers(), [&](Operation *user) {
+        Operation *ancestor = block->findAncestorOpInBlock(*user);
+        return ancestor && members.count(ancestor);
+      });
+      if (internal)
+        bytes += tensorBytes(result);
+    }
+  return bytes;
+}
+
+SmallVector<int64_t> SplitRegion::sliceCounts() const {
+  SmallVector<int64_t> counts;
+  for (int64_t k = 2; k <= extent; ++k)
+    if (extent % k == 0 && (extent / k) % granularity == 0)
+      counts.push_back(k);
+  return counts;
+}
+
+static uint64_t defaultMinBytes(Operation *anchor) {
+  uint64_t largest = 0;
+  for (Value v : anchor->getOperands())
+    largest = std::max(largest, tensorBytes(v));
+  for (Value v : anchor->getResults())
+    largest = std::max(largest, tensorBytes(v));
+  return std::max<uint64_t>(largest / 4, 1);
+}
+
+FailureOr<SplitRegion> mlir::lms::findSplitRegion(Operation *anchor,
+                                                  uint64_t minBytes,
+                                                  std::string &whyNot) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(anchor);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics()) {
+    whyNot = "'" + anchor->getName().getStringRef().str() +
+             "' is not a linalg op on tensors (only those are split)";
+    return failure();
+  }
+  if (!minBytes)
+    minBytes = defaultMinBytes(anchor);
+  SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
+  std::optional<SplitRegion> best;
+  std::string reasons;
+  for (unsigned d = 0; d < ranges.size(); ++d) {
+    if (iterators[d] != utils::IteratorType::parallel ||
+        ShapedType::isDynamic(ranges[d]) || ranges[d] < 2)
+      continue;
+    RegionGrower grower(anchor, d, ranges[d], minBytes);
+    std::string why;
+    if (failed(grower.grow(why))) {
+      reasons += (reasons.empty() ? "" : "; ") + ("loop " + std::to_string(d)) +
+                 ": " + why;
+      continue;
+    }
+    SplitRegion region;
+    region.anchor = anchor;
+    region.dim = d;
+    region.extent = ranges[d];
+    region.granularity = grower.granularity();
+    region.minBytes = minBytes;
+    for (auto &[op, info] : grower.members) {
+      region.ops.push_back(op);
+      region.numLoops = std::max(region.numLoops, info.firstLoop + 1);
+    }
+    region.internalBytes = grower.internalBytes();
+    if (region.sliceCounts().empty())
+      continue;
+    if (!best || region.internalBytes > best->internalBytes)
+      best = std::move(region);
+  }
+  if (!best) {
+    whyNot = reasons.empty() ? "no parallel loop of static extent of at "
+                               "least 2 that can be sliced"
+                             : reasons;
+    return failure();
+  }
+  return *best;
+}
+
+namespace {
+
+/// Builds the loops of a region.
+class SplitBuilder {
+public:
+  SplitBuilder(RegionGrower &grower, int64_t slices)
+      : grower(grower), slices(slices), sliceSize(grower.extent / slices) {}
+
+  LogicalResult build(std::string &whyNot, SmallVectorImpl<Operation *> *loops);
+
+private:
+  RegionGrower &grower;
+  int64_t slices;
+  int64_t sliceSize;
+  SmallVector<Operation *> created;
+
+  bool isMember(Operation *op) const { return op && grower.members.count(op); }
+  int64_t elements(Scale s) const { return sliceSize * s.num / s.den; }
+  LogicalResult buildLoop(unsigned k, Operation *&after,
+                          DenseMap<Value, Value> &finals, std::string &whyNot);
+};
+
+} // namespace
+
+LogicalResult SplitBuilder::buildLoop(unsigned k, Operation *&after,
+                                      DenseMap<Value, Value> &finals,
+                                      std::string &whyNot) {
+  auto &members = grower.members;
+  Block *block = grower.block;
+  // The ops of this loop: those that run first in it, and the producers
+  // from earlier loops whose slices they need again (not reductions).
+  SetVector<Operation *> ops;
+  SmallVector<Operation *> primary;
+  for (auto &[op, info] : members)
+    if (info.firstLoop == k) {
+      ops.insert(op);
+      primary.push_back(op);
+    }
+  if (primary.empty())
+    return success();
+  for (size_t i = 0; i < ops.size(); ++i)
+    for (auto &[v, axis] : members.lookup(ops[i]).inputs) {
+      Operation *producer = v.getDefiningOp();
+      if (!isMember(producer) || members.lookup(producer).reducing ||
+          members.lookup(producer).firstLoop >= k)
+        continue;
+      ops.insert(producer);
+    }
+  SmallVector<Operation *> order(ops.begin(), ops.end());
+  llvm::sort(order,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+
+  // Loop-carried values: the inits of reductions, then the values used
+  // outside the region, assembled whole.
+  SmallVector<Value> reducedResults, carriedInits;
+  SmallVector<std::pair<Value, Axis>> assembled;
+  for (Operation *op : primary) {
+    const OpInfo &info = members.lookup(op);
+    if (info.reducing) {
+      auto dps = cast<DestinationStyleOpInterface>(op);
+      for (auto [i, init] : llvm::enumerate(dps.getDpsInits())) {
+        reducedResults.push_back(op->getResult(i));
+        carriedInits.push_back(init);
+      }
+      continue;
+    }
+    for (auto [i, result] : llvm::enumerate(op->getResults())) {
+      bool outside = llvm::any_of(result.getUsers(), [&](Operation *user) {
+        return !isMember(block->findAncestorOpInBlock(*user));
+      });
+      if (outside)
+        assembled.push_back({result, *info.results[i]});
+    }
+  }
+  // The loop goes after its last op (and after the previous loop); every
+  // outside use of what it computes must come later.
+  Operation *last = primary.back();
+  Operation *position = after && last->isBeforeInBlock(after) ? after : last;
+  OpBuilder b(last->getContext());
+  b.setInsertionPointAfter(position);
+  auto checkUses = [&](Value v) -> bool {
+    for (Operation *user : v.getUsers()) {
+      Operation *ancestor = block->findAncestorOpInBlock(*user);
+      if (!ancestor || isMember(ancestor))
+        continue;
+      if (!position->isBeforeInBlock(ancestor)) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        os << "a value of the region is used by '" << ancestor->getName()
+           << "' at " << ancestor->getLoc()
+           << ", before the loop that computes it ends";
+        whyNot = text;
+        return false;
+      }
+    }
+    return true;
+  };
+  for (Value v : reducedResults)
+    if (!checkUses(v))
+      return failure();
+  for (auto &[v, axis] : assembled)
+    if (!checkUses(v))
+      return failure();
+
+  Location loc = grower.anchor->getLoc();
+  auto index = [&](OpBuilder &builder, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, v);
+  };
+  Value lb = index(b, 0), ub = index(b, grower.extent),
+        step = index(b, sliceSize);
+  created.push_back(lb.getDefiningOp());
+  created.push_back(ub.getDefiningOp());
+  created.push_back(step.getDefiningOp());
+  SmallVector<Value> inits(carriedInits);
+  for (auto &[v, axis] : assembled) {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto empty =
+        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+    created.push_back(empty);
+    inits.push_back(empty);
+  }
+
+  LogicalResult status = success();
+  auto forOp = scf::ForOp::create(
+      b, loc, lb, ub, step, inits,
+      [&](OpBuilder &nb, Location, Value iv, ValueRange args) {
+        DenseMap<Value, Value> tiles;
+        DenseMap<std::pair<int64_t, int64_t>, Value> offsets;
+        auto offsetOf = [&](Scale s) -> Value {
+          auto key = std::make_pair(s.num, s.den);
+          if (Value cached = offsets.lookup(key))
+            return cached;
+          Value v = iv;
+          if (s.num != 1)
+            v = arith::MulIOp::create(nb, loc, v, index(nb, s.num));
+          if (s.den != 1)
+            v = arith::DivUIOp::create(nb, loc, v, index(nb, s.den));
+          offsets[key] = v;
+          return v;
+        };
+        auto tileType = [&](Value v, Axis axis) {
+          auto type = cast<RankedTensorType>(v.getType());
+          SmallVector<int64_t> shape(type.getShape());
+          shape[axis.dim] = elements(axis.scale);
+          return RankedTensorType::get(shape, type.getElementType());
+        };
+        auto sliceParams = [&](Value v, Axis axis,
+                               SmallVector<OpFoldResult> &offs,
+                               SmallVector<OpFoldResult> &sizes,
+                               SmallVector<OpFoldResult> &strides) {
+          auto type = cast<RankedTensorType>(v.getType());
+          for (int64_t d = 0; d < type.getRank(); ++d) {
+            bool split = d == axis.dim;
+            offs.push_back(split ? OpFoldResult(offsetOf(axis.scale))
+                                 : OpFoldResult(nb.getIndexAttr(0)));
+            sizes.push_back(nb.getIndexAttr(split ? elements(axis.scale)
+                                                  : type.getDimSize(d)));
+            strides.push_back(nb.getIndexAttr(1));
+          }
+        };
+        // The slice of `v` for this iteration: computed here, or cut from
+        // the whole value computed outside.
+        auto tileOf = [&](Value v, Axis axis) -> Value {
+          if (Value t = tiles.lookup(v))
+            return t;
+          SmallVector<OpFoldResult> offs, sizes, strides;
+          sliceParams(v, axis, offs, sizes, strides);
+          return tensor::ExtractSliceOp::create(nb, loc, tileType(v, axis), v,
+                                                offs, sizes, strides);
+        };
+        DenseMap<Value, Value> reducedInit;
+        for (auto [i, v] : llvm::enumerate(reducedResults))
+          reducedInit[v] = args[i];
+        SmallVector<Value> yields(reducedResults.size());
+
+        for (Operation *op : order) {
+          if (failed(status))
+            break;
+          const OpInfo &info = members.lookup(op);
+          if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
+            RankedTensorType type = tileType(empty, *info.results[0]);
+            tiles[empty] = tensor::EmptyOp::create(nb, loc, type.getShape(),
+                                                   type.getElementType());
+            continue;
+          }
+          if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+            Value src = tileOf(collapse.getSrc(), *info.inputs[0].second);
+            tiles[collapse] = tensor::CollapseShapeOp::create(
+                nb, loc, src, collapse.getReassociationIndices());
+            continue;
+          }
+          if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+            Value src = tileOf(expand.getSrc(), *info.inputs[0].second);
+            tiles[expand] = tensor::ExpandShapeOp::create(
+                nb, loc, tileType(expand, *info.results[0]), src,
+                expand.getReassociationIndices());
+            continue;
+          }
+          auto linalgOp = cast<linalg::LinalgOp>(op);
+          SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+          SmallVector<OpFoldResult> offs, sizes;
+          for (auto [d, range] : llvm::enumerate(ranges)) {
+            bool split = d == *info.loop;
+            offs.push_back(split ? OpFoldResult(offsetOf(info.scale))
+                                 : OpFoldResult(nb.getIndexAttr(0)));
+            sizes.push_back(
+                nb.getIndexAttr(split ? elements(info.scale) : range));
+          }
+          FailureOr<TilingResult> tiled =
+              cast<TilingInterface>(op).getTiledImplementation(nb, offs, sizes);
+          if (failed(tiled) || tiled->tiledOps.size() != 1) {
+            whyNot = "the op's tiling failed";
+            status = failure();
+            break;
+          }
+          Operation *tiledOp = tiled->tiledOps.front();
+          // Operands computed in this iteration: their slices.
+          for (OpOperand &operand : tiledOp->getOpOperands()) {
+            auto slice = operand.get().getDefiningOp<tensor::ExtractSliceOp>();
+            if (!slice)
+              continue;
+            Value tile = tiles.lookup(slice.getSource());
+            if (!tile)
+              continue;
+            if (tile.getType() != slice.getType()) {
+              whyNot = "a slice does not match the tile computed";
+              status = failure();
+              break;
+            }
+            operand.set(tile);
+          }
+          if (info.reducing) {
+            auto dps = cast<DestinationStyleOpInterface>(tiledOp);
+            for (auto [i, init] : llvm::enumerate(dps.getDpsInitsMutable()))
+              init.set(reducedInit.lookup(op->getResult(i)));
+          }
+          // Tensors the body reads by linalg.index: slices, locally indexed.
+          SmallVector<tensor::ExtractOp> extracts;
+          tiledOp->walk([&](tensor::ExtractOp e) { extracts.push_back(e); });
+          for (tensor::ExtractOp extract : extracts) {
+            Value whole = extract.getTensor();
+            Value tile = tiles.lookup(whole);
+            if (!tile)
+              continue;
+            unsigned axisDim = grower.resultAxis.lookup(whole).dim;
+            OpBuilder ib(extract);
+            Value local = linalg::IndexOp::create(ib, loc, *info.loop);
+            extract.getTensorMutable().assign(tile);
+            extract.getIndicesMutable()[axisDim].assign(local);
+          }
+          for (auto [i, value] : llvm::enumerate(tiled->tiledValues)) {
+            Value result = op->getResult(i);
+            if (info.reducing) {
+              auto it = llvm::find(reducedResults, result);
+              yields[it - reducedResults.begin()] = value;
+            } else {
+              tiles[result] = value;
+            }
+          }
+        }
+        for (auto [i, entry] : llvm::enumerate(assembled)) {
+          auto &[v, axis] = entry;
+          Value tile = tiles.lookup(v);
+          SmallVector<OpFoldResult> offs, sizes, strides;
+          sliceParams(v, axis, offs, sizes, strides);
+          Value into = args[reducedResults.size() + i];
+          if (!tile) {
+            whyNot = "a value used outside the region has no slice";
+            status = failure();
+            tile = tileOf(v, axis);
+          }
+          yields.push_back(tensor::InsertSliceOp::create(nb, loc, tile, into,
+                                                         offs, sizes, strides));
+        }
+        scf::YieldOp::create(nb, loc, yields);
+      });
+  created.push_back(forOp);
+  if (failed(status))
+    return failure();
+  // Whole-tensor slices are the tensor; drop what tiling made and nobody
+  // uses (slices replaced by tiles, the global index of a gather).
+  forOp.getBody()->walk([&](tensor::ExtractSliceOp slice) {
+    if (slice.getSourceType() == slice.getType() &&
+        llvm::all_of(slice.getMixedOffsets(), isZeroInteger))
+      slice.replaceAllUsesWith(slice.getSource());
+  });
+  for (bool erased = true; erased;) {
+    SmallVector<Operation *> dead;
+    forOp.getBody()->walk([&](Operation *op) {
+      if (op->getParentOp() != forOp && isOpTriviallyDead(op))
+        dead.push_back(op);
+    });
+    for (Operation *op : dead)
+      op->erase();
+    erased = !dead.empty();
+  }
+  SmallVector<Operation *> body;
+  for (Operation &op : *forOp.getBody())
+    body.push_back(&op);
+  for (Operation *op : llvm::reverse(body))
+    if (op->use_empty() && isMemoryEffectFree(op) &&
+        !op->hasTrait<OpTrait::IsTerminator>())
+      op->erase();
+  for (auto [i, v] : llvm::enumerate(reducedResults))
+    finals[v] = forOp.getResult(i);
+  for (auto [i, entry] : llvm::enumerate(assembled))
+    finals[entry.first] = forOp.getResult(reducedResults.size() + i);
+  after = forOp;
+  return success();
+}
+
+LogicalResult SplitBuilder::build(std::string &whyNot,
+                                  SmallVectorImpl<Operation *> *loops) {
+  DenseMap<Value, Value> finals;
+  Operation *after = nullptr;
+  unsigned numLoops = 0;
+  for (auto &[op, info] : grower.members)
+    numLoops = std::max(numLoops, info.firstLoop + 1);
+  auto undo = [&]() {
+    for (Operation *op : llvm::reverse(created)) {
+      op->dropAllUses();
+      op->erase();
+    }
+    created.clear();
+  };
+  for (unsigned k = 0; k < numLoops; ++k)
+    if (failed(buildLoop(k, after, finals, whyNot))) {
+      undo();
+      return failure();
+    }
+  // The loops may read only the whole values computed before them: the
+  // reductions of earlier loops and values from outside the region.
+  DenseSet<Value> allowed;
+  for (auto &[v, f] : finals)
+    allowed.insert(v);
+  for (Operation *loop : created) {
+    bool bad = false;
+    loop->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands()) {
+        Operation *producer = v.getDefiningOp();
+        if (isMember(producer) && !allowed.contains(v))
+          bad = true;
+      }
+    });
+    if (bad) {
+      whyNot = "an op of the region needs a whole value the region computes";
+      undo();
+      return failure();
+    }
+  }
+  // Every other use of a value of the region is by the region itself.
+  for (auto &[op, info] : grower.members)
+    for (Value result : op->getResults()) {
+      if (finals.count(result))
+        continue;
+      for (Operation *user : result.getUsers()) {
+        Operation *ancestor = grower.block->findAncestorOpInBlock(*user);
+        if (!isMember(ancestor)) {
+          whyNot = "a value of the region is used where no loop provides it";
+          undo();
+          return failure();
+        }
+      }
+    }
+  for (auto &[v, f] : finals)
+    v.replaceAllUsesWith(f);
+  SmallVector<Operation *> members;
+  for (auto &[op, info] : grower.members)
+    members.push_back(op);
+  for (Operation *op : llvm::reverse(members))
+    op->erase();
+  if (loops)
+    for (Operation *op : created)
+      if (isa<scf::ForOp>(op))
+        loops->push_back(op);
+  return success();
+}
+
+LogicalResult mlir::lms::applySplit(const SplitRegion &region, int64_t slices,
+                                    std::string &whyNot,
+                                    SmallVectorImpl<Operation *> *loops) {
+  if (slices < 2 || region.extent % slices ||
+      (region.extent / slices) % region.granularity) {
+    whyNot = "the dimension of extent " + std::to_string(region.extent) +
+             " cannot be cut into " + std::to_string(slices) +
+             " slices (each a multiple of " +
+             std::to_string(region.granularity) + ")";
+    return failure();
+  }
+  RegionGrower grower(region.anchor, region.dim, region.extent,
+                      region.minBytes);
+  if (failed(grower.grow(whyNot)))
+    return failure();
+  return SplitBuilder(grower, slices).build(whyNot, loops);
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace mlir {
+namespace lms {
+#define GEN_PASS_DEF_LMSSPLIT
+#include "LMS/Transforms/Passes.h.inc"
+} // namespace lms
+} // namespace mlir
+
+namespace {
+
+/// The smallest feasible budget of `func` and the op that sets it.
+struct Floor {
+  uint64_t bytes = 0;
+  Operation *op = nullptr;
+};
+
+FailureOr<Floor> floorOf(Operation *func, const GraphOptions &options) {
+  FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
+  if (failed(graph))
+    return failure();
+  auto [bytes, index] = ::lms::minimumFeasibleBytes(graph->getGraph());
+  Floor floor;
+  floor.bytes = bytes;
+  floor.op = index >= 0 ? graph->getOp(index) : nullptr;
+  return floor;
+}
+
+/// The position of `op` in its block.
+unsigned positionOf(Operation *op) {
+  unsigned i = 0;
+  for (Operation &o : *op->getBlock()) {
+    if (&o == op)
+      return i;
+    ++i;
+  }
+  return i;
+}
+
+struct LMSSplitPass : public mlir::lms::impl::LMSSplitBase<LMSSplitPass> {
+  using Base::Base;
+
+  /// What the ops around `anchor` need once split into `slices` (the
+  /// largest smallest-feasible-budget of the loops made), measured on a
+  /// copy of the function; nullopt where the split fails (reason in why).
+  std::optional<uint64_t> trial(FunctionOpInterface func, Operation *anchor,
+                                uint64_t minimum, int64_t slices,
+                                const GraphOptions &options, std::string &why) {
+    ModuleOp module = getOperation();
+    Operation *copy = func->clone();
+    SymbolTable(module).insert(copy);
+    auto restore = llvm::make_scope_exit([&] { copy->erase(); });
+    Block &block = cast<FunctionOpInterface>(copy).getFunctionBody().front();
+    Operation *copied = &*std::next(block.begin(), positionOf(anchor));
+    FailureOr<SplitRegion> region = findSplitRegion(copied, minimum, why);
+    SmallVector<Operation *> loops;
+    if (failed(region) || failed(applySplit(*region, slices, why, &loops)))
+      return std::nullopt;
+    FailureOr<FunctionGraph> graph = FunctionGraph::build(copy, options);
+    if (failed(graph))
+      return std::nullopt;
+    uint64_t bytes = 0;
+    for (Operation *loop : loops)
+      if (std::optional<::lms::OpIndex> index = graph->lookupOp(loop))
+        bytes =
+            std::max(bytes, ::lms::feasibleBytesOf(graph->getGraph(), *index));
+    return bytes;
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<GraphOptions> options = makeGraphOptions(
+        module, alignment, dynamicBytes, /*keepArguments=*/false);
+    if (failed(options))
+      return signalPassFailure();
+    FailureOr<::lms::DeviceSpec> spec = resolveDevice(module, device);
+    if (failed(spec))
+      return signalPassFailure();
+    uint64_t minimum = 0;
+    if (!minBytes.empty()) {
+      llvm::Expected<::lms::ByteSize> size = ::lms::parseByteSize(minBytes);
+      if (!size || size->isPercent) {
+        if (!size)
+          llvm::consumeError(size.takeError());
+        module.emitError() << "lms-split: min-bytes '" << minBytes
+                           << "' is not a size such as 64MiB";
+        return signalPassFailure();
+      }
+      minimum = size->bytes;
+    }
+    if (slices < 0) {
+      module.emitError() << "lms-split: slices must be at least 2 (or 0 to "
+                            "choose from the budget), got "
+                         << slices;
+      return signalPassFailure();
+    }
+    std::string budgetOption = budget.empty() ? getGlobalBudget() : budget;
+    bool failedAny = false;
+    for (FunctionOpInterface func : functionsCalleesFirst(module)) {
+      if (failed(splitFunction(func, *options, *spec, budgetOption, minimum)))
+        failedAny = true;
+    }
+    if (failedAny)
+      return signalPassFailure();
+  }
+
+  LogicalResult splitFunction(FunctionOpInterface func,
+                              const GraphOptions &options,
+                              const ::lms::DeviceSpec &spec,
+                              StringRef budgetOption, uint64_t minimum) {
+    if (!func.getFunctionBody().hasOneBlock())
+      return success();
+    std::optional<uint64_t> limit;
+    if (slices == 0) {
+      FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
+      if (failed(graph))
+        return failure();
+      FailureOr<uint64_t> bytes =
+          resolveBudgetBytes(func, budgetOption, spec, options, *graph);
+      if (failed(bytes))
+        return failure();
+      limit = *bytes;
+    }
+    unsigned maxRounds = slices ? 1 : rounds;
+    for (unsigned round = 0; round < maxRounds; ++round) {
+      FailureOr<Floor> floor = floorOf(func, options);
+      if (failed(floor))
+        return failure();
+      if (limit && floor->bytes <= *limit)
+        return success();
+      if (!floor->op ||
+          floor->op->getBlock() != &func.getFunctionBody().front()) {
+        if (slices)
+          return func.emitError()
+                 << "lms-split: the smallest feasible budget is set by the "
+                    "function's arguments, not by an op";
+        return success();
+      }
+      Operation *anchor = floor->op;
+      // A call's floor is its callee's, split (or not) on its own.
+      if (!slices && isa<CallOpInterface>(anchor))
+        return success();
+      std::string why;
+      FailureOr<SplitRegion> region = findSplitRegion(anchor, minimum, why);
+      if (failed(region)) {
+        if (slices)
+          return anchor->emitError()
+                 << "lms-split: cannot split this op: " << why;
+        anchor->emitWarning()
+            << "lms-split: the smallest feasible budget "
+            << ::lms::formatBytes(floor->bytes) << " (" << floor->bytes
+            << " bytes) is set by this op, which cannot be split: " << why;
+        return success();
+      }
+      int64_t count = slices;
+      std::optional<uint64_t> after;
+      if (!count) {
+        // The fewest slices that reach the budget (the floor falls as the
+        // slices shrink), else the most slices if they lower it.
+        SmallVector<int64_t> counts = region->sliceCounts();
+        size_t lo = 0, hi = counts.size();
+        std::optional<std::pair<int64_t, uint64_t>> fits;
+        std::string trialWhy;
+        while (lo < hi) {
+          size_t mid = (lo + hi) / 2;
+          std::optional<uint64_t> bytes =
+              trial(func, anchor, minimum, counts[mid], options, trialWhy);
+          if (bytes && *bytes <= *limit) {
+            fits = {counts[mid], *bytes};
+            hi = mid;
+          } else {
+            lo = mid + 1;
+          }
+        }
+        if (fits) {
+          count = fits->first;
+          after = fits->second;
+        } else {
+          std::optional<uint64_t> bytes =
+              trial(func, anchor, minimum, counts.back(), options, trialWhy);
+          if (!bytes || *bytes >= floor->bytes) {
+            InFlightDiagnostic diag = anchor->emitWarning();
+            diag << "lms-split: the smallest feasible budget "
+                 << ::lms::formatBytes(floor->bytes) << " (" << floor->bytes
+                 << " bytes) is set by this op; ";
+            if (bytes)
+              diag << "split into " << counts.back()
+                   << " slices it would still need "
+                   << ::lms::formatBytes(*bytes);
+            else
+              diag << "it cannot be split: " << trialWhy;
+            return success();
+          }
+          count = counts.back();
+          after = bytes;
+        }
+      } else if (!llvm::is_contained(region->sliceCounts(), count)) {
+        return anchor->emitError()
+               << "lms-split: loop " << region->dim << " (extent "
+               << region->extent << ") cannot be cut into " << count
+               << " slices: the count must divide the extent and each slice "
+                  "be a multiple of "
+               << region->granularity;
+      }
+      std::string name = anchor->getName().getStringRef().str();
+      Location loc = anchor->getLoc();
+      unsigned ops = region->ops.size(), loops = region->numLoops;
+      unsigned dim = region->dim;
+      SmallVector<Operation *> made;
+      if (failed(applySplit(*region, count, why, &made)))
+        return emitError(loc) << "lms-split: cannot split this op: " << why;
+      ++numSplits;
+      if (printStatistics) {
+        if (!after) {
+          FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
+          if (failed(graph))
+            return failure();
+          after = 0;
+          for (Operation *loop : made)
+            if (std::optional<::lms::OpIndex> index = graph->lookupOp(loop))
+              after = std::max(
+                  *after, ::lms::feasibleBytesOf(graph->getGraph(), *index));
+        }
+        llvm::errs() << "lms-split: @" << func.getName() << ": '" << name
+                     << "' at " << loc << ": loop " << dim << " in " << count
+                     << " slices (" << ops << " ops, " << loops
+                     << " loops): the op needed " << floor->bytes
+                     << " bytes, its loops need " << *after << "\n";
+      }
+    }
+    return success();
+  }
+};
+
+} // namespace
