@@ -966,12 +966,19 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
           }
           std::optional<bool> analysed =
               source ? bufferizesInPlace(*source) : std::nullopt;
-          if (source && (!analysed || *analysed))
+          if (source && (!analysed || *analysed)) {
             if (std::optional<TensorIndex> buffer =
                     fg.lookupBuffer(source->get())) {
               addAlias(result, *buffer, index);
               continue;
             }
+            // In a nested block, a view of a buffer of the enclosing
+            // function (a slice of a captured tensor) allocates nothing: the
+            // buffer is counted there, resident across the op.
+            if (regionMode && source->get().getParentRegion()->isProperAncestor(
+                                  block.getParent()))
+              continue;
+          }
         }
         // A global's buffer is host memory; the lowering uploads a device
         // copy of it before its first use (--lms-upload-constants), which is

@@ -574,9 +574,9 @@ static uint64_t defaultMinBytes(Operation *anchor) {
   return std::max<uint64_t>(largest / 4, 1);
 }
 
-FailureOr<SplitRegion> mlir::lms::findSplitRegion(Operation *anchor,
-                                                  uint64_t minBytes,
-                                                  std::string &whyNot) {
+FailureOr<SplitRegion>
+mlir::lms::findSplitRegion(Operation *anchor, uint64_t minBytes,
+                           std::string &whyNot, std::optional<unsigned> loop) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(anchor);
   if (!linalgOp || !linalgOp.hasPureTensorSemantics()) {
     whyNot = "'" + anchor->getName().getStringRef().str() +
@@ -589,7 +589,18 @@ FailureOr<SplitRegion> mlir::lms::findSplitRegion(Operation *anchor,
   SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
   std::optional<SplitRegion> best;
   std::string reasons;
+  if (loop && *loop >= ranges.size()) {
+    whyNot = "the op has " + std::to_string(ranges.size()) + " loops, no loop " +
+             std::to_string(*loop);
+    return failure();
+  }
+  if (loop && iterators[*loop] != utils::IteratorType::parallel) {
+    whyNot = "loop " + std::to_string(*loop) + " is a reduction";
+    return failure();
+  }
   for (unsigned d = 0; d < ranges.size(); ++d) {
+    if (loop && d != *loop)
+      continue;
     if (iterators[d] != utils::IteratorType::parallel ||
         ShapedType::isDynamic(ranges[d]) || ranges[d] < 2)
       continue;
@@ -1065,6 +1076,12 @@ unsigned positionOf(Operation *op) {
 struct LMSSplitPass : public mlir::lms::impl::LMSSplitBase<LMSSplitPass> {
   using Base::Base;
 
+  std::optional<unsigned> requestedLoop() const {
+    if (loop < 0)
+      return std::nullopt;
+    return static_cast<unsigned>(loop);
+  }
+
   /// What the ops around `anchor` need once split into `slices` (the
   /// largest smallest-feasible-budget of the loops made), measured on a
   /// copy of the function; nullopt where the split fails (reason in why).
@@ -1077,7 +1094,8 @@ struct LMSSplitPass : public mlir::lms::impl::LMSSplitBase<LMSSplitPass> {
     auto restore = llvm::make_scope_exit([&] { copy->erase(); });
     Block &block = cast<FunctionOpInterface>(copy).getFunctionBody().front();
     Operation *copied = &*std::next(block.begin(), positionOf(anchor));
-    FailureOr<SplitRegion> region = findSplitRegion(copied, minimum, why);
+    FailureOr<SplitRegion> region =
+        findSplitRegion(copied, minimum, why, requestedLoop());
     SmallVector<Operation *> loops;
     if (failed(region) || failed(applySplit(*region, slices, why, &loops)))
       return std::nullopt;
@@ -1163,10 +1181,11 @@ struct LMSSplitPass : public mlir::lms::impl::LMSSplitBase<LMSSplitPass> {
       }
       Operation *anchor = floor->op;
       // A call's floor is its callee's, split (or not) on its own.
-      if (!slices && isa<CallOpInterface>(anchor))
+      if (isa<CallOpInterface>(anchor))
         return success();
       std::string why;
-      FailureOr<SplitRegion> region = findSplitRegion(anchor, minimum, why);
+      FailureOr<SplitRegion> region =
+          findSplitRegion(anchor, minimum, why, requestedLoop());
       if (failed(region)) {
         if (slices)
           return anchor->emitError()

@@ -557,6 +557,10 @@ def LMSSplit : Pass<"lms-split", "ModuleOp"> {
     Option<"device", "device", "std::string", "\"\"",
            "Device preset (default: the module's DLTI spec, else "
            "v100-16g): its capacity is the default budget">,
+    Option<"loop", "loop", "int64_t", "-1",
+           "The anchor's loop (dimension of its iteration space) to split "
+           "(-1: the parallel loop whose region keeps the most bytes "
+           "internal)">,
     Option<"minBytes", "min-bytes", "std::string", "\"\"",
            "Smallest tensor (bytes with a unit) that joins a neighbour to "
            "the region (default: a quarter of the anchor's largest tensor)">,

@@ -31,6 +31,7 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -66,8 +67,10 @@ struct SplitRegion {
 /// split: not a linalg op on tensors, no parallel dimension of static
 /// extent that its large operands share, side effects.
 /// `minBytes` 0: a quarter of the anchor's largest operand or result.
-FailureOr<SplitRegion> findSplitRegion(Operation *anchor, uint64_t minBytes,
-                                       std::string &whyNot);
+/// `loop`, when given, is the loop to split instead.
+FailureOr<SplitRegion>
+findSplitRegion(Operation *anchor, uint64_t minBytes, std::string &whyNot,
+                std::optional<unsigned> loop = std::nullopt);
 
 /// Rewrites `region` into loops over `slices` slices (one of
 /// region.sliceCounts()). Fails with the reason in `whyNot`, changing
