@@ -147,6 +147,15 @@ std::optional<OpInfo> RegionGrower::describeLinalg(linalg::LinalgOp op,
     whyNot = "not a linalg op on tensors";
     return std::nullopt;
   }
+  auto isStatic = [](Value v) {
+    auto type = dyn_cast<ShapedType>(v.getType());
+    return !type || type.hasStaticShape();
+  };
+  if (!llvm::all_of(op->getOperands(), isStatic) ||
+      !llvm::all_of(op->getResults(), isStatic)) {
+    whyNot = "a shape is dynamic (only static shapes are split)";
+    return std::nullopt;
+  }
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (loop >= ranges.size() || ShapedType::isDynamic(ranges[loop]) ||
       ranges[loop] * scale.den != extent * scale.num) {
@@ -205,7 +214,8 @@ std::optional<OpInfo> RegionGrower::describeLinalg(linalg::LinalgOp op,
       if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
         for (auto [i, index] : llvm::enumerate(extract.getIndices())) {
           auto indexOp = index.getDefiningOp<linalg::IndexOp>();
-          if (indexOp && indexOp.getDim() == loop && fits(v, i, scale))
+          if (indexOp && indexOp.getDim() == loop && isStatic(v) &&
+              fits(v, i, scale))
             axis = Axis{static_cast<unsigned>(i), scale};
         }
       } else {
@@ -583,6 +593,15 @@ mlir::lms::findSplitRegion(Operation *anchor, uint64_t minBytes,
              "' is not a linalg op on tensors (only those are split)";
     return failure();
   }
+  auto dynamic = [](Value v) {
+    auto type = dyn_cast<ShapedType>(v.getType());
+    return type && !type.hasStaticShape();
+  };
+  if (llvm::any_of(anchor->getOperands(), dynamic) ||
+      llvm::any_of(anchor->getResults(), dynamic)) {
+    whyNot = "its shapes are dynamic (only static shapes are split)";
+    return failure();
+  }
   if (!minBytes)
     minBytes = defaultMinBytes(anchor);
   SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
@@ -590,8 +609,8 @@ mlir::lms::findSplitRegion(Operation *anchor, uint64_t minBytes,
   std::optional<SplitRegion> best;
   std::string reasons;
   if (loop && *loop >= ranges.size()) {
-    whyNot = "the op has " + std::to_string(ranges.size()) + " loops, no loop " +
-             std::to_string(*loop);
+    whyNot = "the op has " + std::to_string(ranges.size()) +
+             " loops, no loop " + std::to_string(*loop);
     return failure();
   }
   if (loop && iterators[*loop] != utils::IteratorType::parallel) {
@@ -1125,16 +1144,17 @@ struct LMSSplitPass : public mlir::lms::impl::LMSSplitBase<LMSSplitPass> {
       if (!size || size->isPercent) {
         if (!size)
           llvm::consumeError(size.takeError());
-        module.emitError() << "lms-split: min-bytes '" << minBytes
-                           << "' is not a size such as 64MiB";
+        emitError(module.getLoc()) << "lms-split: min-bytes '" << minBytes
+                                   << "' is not a size such as 64MiB";
         return signalPassFailure();
       }
       minimum = size->bytes;
     }
-    if (slices < 0) {
-      module.emitError() << "lms-split: slices must be at least 2 (or 0 to "
-                            "choose from the budget), got "
-                         << slices;
+    if (slices < 0 || slices == 1) {
+      emitError(module.getLoc())
+          << "lms-split: slices must be at least 2 (or 0 to choose from the "
+             "budget), got "
+          << static_cast<int64_t>(slices);
       return signalPassFailure();
     }
     std::string budgetOption = budget.empty() ? getGlobalBudget() : budget;

@@ -17,7 +17,7 @@
 // STATS: lms-split: @head: 'linalg.generic' at {{.*}}: loop 0 in 4 slices ({{[0-9]+}} ops, 2 loops): the op needed 16644 bytes, its loops need [[AFTER:[0-9]+]]
 // RUN: FileCheck %s --check-prefix=IR < %t.split.mlir
 // IR-LABEL: func.func @head
-// IR: %[[LOSS:.*]]:2 = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<f32>, tensor<f32>)
+// IR: %[[LOSS:.*]]:2 = scf.for %[[I:[a-z0-9_]+]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<f32>, tensor<f32>)
 // IR: tensor.extract_slice %{{.*}}[%[[I]], 0] [8, 4] [1, 1] : tensor<32x4xf32> to tensor<8x4xf32>
 // IR: tensor.extract %{{.*}}[{{.*}}] : tensor<8x64xf32>
 // IR: scf.for %{{.*}} iter_args({{.*}}) -> (tensor<4x64xf32>, tensor<32x4xf32>)

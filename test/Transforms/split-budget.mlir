@@ -1,0 +1,116 @@
+// RUN: lms-opt %s -split-input-file --lms-split -verify-diagnostics | FileCheck %s
+// RUN: lms-opt %s -split-input-file --lms-split=stats=true -verify-diagnostics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+
+// COM: With no slice count, a function is split only while its smallest
+// COM: feasible budget (6,144 bytes here: the middle op of the chain) is
+// COM: above its budget, with the fewest slices that bring it within: 2
+// COM: slices of 4 rows for 5,000 bytes (the loop needs 4,128), 8 slices of
+// COM: one row for 3,000 (4 slices would need 3,104).
+// STATS: lms-split: @five: 'linalg.generic' at {{.*}}: loop 0 in 2 slices (7 ops, 1 loops): the op needed 6144 bytes, its loops need 4128
+// STATS: lms-split: @three: 'linalg.generic' at {{.*}}: loop 0 in 8 slices (7 ops, 1 loops): the op needed 6144 bytes, its loops need
+// STATS-NOT: @fits
+// CHECK-LABEL: func.func @five
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C4]]
+// CHECK: tensor<4x64xf32>
+// CHECK-LABEL: func.func @three
+// CHECK: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C1]]
+// CHECK: tensor<1x64xf32>
+// COM: A function within its budget is left as it is.
+// CHECK-LABEL: func.func @fits
+// CHECK-NOT: scf.for
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @five(%x: tensor<8x64xf32>) -> tensor<8xf32> attributes {lms.budget = "5000B"} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x64xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x64xf32>) outs(%e : tensor<8x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.exp %in : f32
+    linalg.yield %v : f32
+  } -> tensor<8x64xf32>
+  %e2 = tensor.empty() : tensor<8x64xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%a, %x : tensor<8x64xf32>, tensor<8x64xf32>) outs(%e2 : tensor<8x64xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %v = arith.mulf %in, %in2 : f32
+    linalg.yield %v : f32
+  } -> tensor<8x64xf32>
+  %z = tensor.empty() : tensor<8xf32>
+  %zf = linalg.fill ins(%zero : f32) outs(%z : tensor<8xf32>) -> tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%b : tensor<8x64xf32>) outs(%zf : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.addf %in, %out : f32
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+func.func @three(%x: tensor<8x64xf32>) -> tensor<8xf32> attributes {lms.budget = "3000B"} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x64xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x64xf32>) outs(%e : tensor<8x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.exp %in : f32
+    linalg.yield %v : f32
+  } -> tensor<8x64xf32>
+  %e2 = tensor.empty() : tensor<8x64xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%a, %x : tensor<8x64xf32>, tensor<8x64xf32>) outs(%e2 : tensor<8x64xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %v = arith.mulf %in, %in2 : f32
+    linalg.yield %v : f32
+  } -> tensor<8x64xf32>
+  %z = tensor.empty() : tensor<8xf32>
+  %zf = linalg.fill ins(%zero : f32) outs(%z : tensor<8xf32>) -> tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%b : tensor<8x64xf32>) outs(%zf : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.addf %in, %out : f32
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+func.func @fits(%x: tensor<8x64xf32>) -> tensor<8xf32> attributes {lms.budget = "8KiB"} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x64xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x64xf32>) outs(%e : tensor<8x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.exp %in : f32
+    linalg.yield %v : f32
+  } -> tensor<8x64xf32>
+  %e2 = tensor.empty() : tensor<8x64xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%a, %x : tensor<8x64xf32>, tensor<8x64xf32>) outs(%e2 : tensor<8x64xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %v = arith.mulf %in, %in2 : f32
+    linalg.yield %v : f32
+  } -> tensor<8x64xf32>
+  %z = tensor.empty() : tensor<8xf32>
+  %zf = linalg.fill ins(%zero : f32) outs(%z : tensor<8xf32>) -> tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%b : tensor<8x64xf32>) outs(%zf : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.addf %in, %out : f32
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// COM: When the op that sets the floor cannot be split, a warning says why
+// COM: and the function is left for the planners (which report the budget
+// COM: they cannot meet). A call's floor is its callee's: not split here.
+func.func @reduce_all(%x: tensor<64x64xf32>) -> tensor<f32> attributes {lms.budget = "1KiB"} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  // expected-warning @+1 {{lms-split: the smallest feasible budget 16.0 KiB (16388 bytes) is set by this op, which cannot be split: no parallel loop of static extent of at least 2 that can be sliced}}
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]} ins(%x : tensor<64x64xf32>) outs(%f : tensor<f32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
+func.func @caller(%x: tensor<64x64xf32>) -> tensor<f32> attributes {lms.budget = "1KiB"} {
+  %r = call @reduce_all(%x) : (tensor<64x64xf32>) -> tensor<f32>
+  return %r : tensor<f32>
+}
