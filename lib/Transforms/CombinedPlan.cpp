@@ -17,6 +17,7 @@
 #include "LMS/Transforms/Passes.h"
 #include "LMS/Transforms/PlanningSupport.h"
 #include "LMS/Transforms/Schedule.h"
+#include "LMS/Transforms/Split.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -142,6 +143,28 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                      << (scheduled->changed ? "" : " (order unchanged)")
                      << "\n";
       if (scheduled->changed) {
+        reorderedAny = true;
+        graph = FunctionGraph::build(func, graphOptions);
+        if (failed(graph))
+          return failure();
+        peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
+        measured = budgetedBytes(*graph, graphOptions);
+        if (measured <= *limit)
+          return success();
+      }
+    }
+    // Then what no plan that keeps ops whole can meet: the op that sets
+    // the smallest feasible budget, split into slices (--lms-split).
+    if (split &&
+        ::lms::minimumFeasibleBytes(graph->getGraph()).first > *limit) {
+      SplitKnobs knobs;
+      knobs.warn = false;
+      knobs.printStatistics = printStatistics;
+      FailureOr<unsigned> splits =
+          splitFunction(func, graphOptions, *limit, knobs);
+      if (failed(splits))
+        return failure();
+      if (*splits) {
         reorderedAny = true;
         graph = FunctionGraph::build(func, graphOptions);
         if (failed(graph))

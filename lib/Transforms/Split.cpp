@@ -1092,42 +1092,166 @@ unsigned positionOf(Operation *op) {
   return i;
 }
 
+} // namespace
+
+/// What the ops around `anchor` need once split into `slices` (the largest
+/// smallest-feasible-budget of the loops made), measured on a copy of the
+/// function; nullopt where the split fails (reason in why).
+static std::optional<uint64_t> trialSplit(FunctionOpInterface func,
+                                          Operation *anchor, int64_t slices,
+                                          const GraphOptions &options,
+                                          const SplitKnobs &knobs,
+                                          std::string &why) {
+  auto module = func->getParentOfType<ModuleOp>();
+  if (!module)
+    return std::nullopt;
+  Operation *copy = func->clone();
+  SymbolTable(module).insert(copy);
+  auto restore = llvm::make_scope_exit([&] { copy->erase(); });
+  Block &block = cast<FunctionOpInterface>(copy).getFunctionBody().front();
+  Operation *copied = &*std::next(block.begin(), positionOf(anchor));
+  FailureOr<SplitRegion> region =
+      findSplitRegion(copied, knobs.minBytes, why, knobs.loop);
+  SmallVector<Operation *> loops;
+  if (failed(region) || failed(applySplit(*region, slices, why, &loops)))
+    return std::nullopt;
+  FailureOr<FunctionGraph> graph = FunctionGraph::build(copy, options);
+  if (failed(graph))
+    return std::nullopt;
+  uint64_t bytes = 0;
+  for (Operation *loop : loops)
+    if (std::optional<::lms::OpIndex> index = graph->lookupOp(loop))
+      bytes =
+          std::max(bytes, ::lms::feasibleBytesOf(graph->getGraph(), *index));
+  return bytes;
+}
+
+FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
+                                             const GraphOptions &options,
+                                             std::optional<uint64_t> limit,
+                                             const SplitKnobs &knobs) {
+  unsigned done = 0;
+  if (!func.getFunctionBody().hasOneBlock())
+    return done;
+  int64_t slices = knobs.slices;
+  unsigned maxRounds = slices ? 1 : knobs.rounds;
+  for (unsigned round = 0; round < maxRounds; ++round) {
+    FailureOr<Floor> floor = floorOf(func, options);
+    if (failed(floor))
+      return failure();
+    if (limit && floor->bytes <= *limit)
+      return done;
+    if (!floor->op ||
+        floor->op->getBlock() != &func.getFunctionBody().front()) {
+      if (slices)
+        return func.emitError()
+               << "lms-split: the smallest feasible budget is set by the "
+                  "function's arguments, not by an op";
+      return done;
+    }
+    Operation *anchor = floor->op;
+    // A call's floor is its callee's, split (or not) on its own.
+    if (isa<CallOpInterface>(anchor))
+      return done;
+    std::string why;
+    FailureOr<SplitRegion> region =
+        findSplitRegion(anchor, knobs.minBytes, why, knobs.loop);
+    if (failed(region)) {
+      if (slices)
+        return anchor->emitError()
+               << "lms-split: cannot split this op: " << why;
+      if (knobs.warn)
+        anchor->emitWarning()
+            << "lms-split: the smallest feasible budget "
+            << ::lms::formatBytes(floor->bytes) << " (" << floor->bytes
+            << " bytes) is set by this op, which cannot be split: " << why;
+      return done;
+    }
+    int64_t count = slices;
+    std::optional<uint64_t> after;
+    if (!count) {
+      // The fewest slices that reach the budget (the loops' floor falls as
+      // the slices shrink), else the most slices if they lower it.
+      SmallVector<int64_t> counts = region->sliceCounts();
+      size_t lo = 0, hi = counts.size();
+      std::optional<std::pair<int64_t, uint64_t>> fits;
+      std::string trialWhy;
+      while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        std::optional<uint64_t> bytes =
+            trialSplit(func, anchor, counts[mid], options, knobs, trialWhy);
+        if (bytes && *bytes <= *limit) {
+          fits = {counts[mid], *bytes};
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      if (fits) {
+        count = fits->first;
+        after = fits->second;
+      } else {
+        std::optional<uint64_t> bytes =
+            trialSplit(func, anchor, counts.back(), options, knobs, trialWhy);
+        if (!bytes || *bytes >= floor->bytes) {
+          if (knobs.warn) {
+            InFlightDiagnostic diag = anchor->emitWarning();
+            diag << "lms-split: the smallest feasible budget "
+                 << ::lms::formatBytes(floor->bytes) << " (" << floor->bytes
+                 << " bytes) is set by this op; ";
+            if (bytes)
+              diag << "split into " << counts.back()
+                   << " slices it would still need "
+                   << ::lms::formatBytes(*bytes);
+            else
+              diag << "it cannot be split: " << trialWhy;
+          }
+          return done;
+        }
+        count = counts.back();
+        after = bytes;
+      }
+    } else if (!llvm::is_contained(region->sliceCounts(), count)) {
+      return anchor->emitError()
+             << "lms-split: loop " << region->dim << " (extent "
+             << region->extent << ") cannot be cut into " << count
+             << " slices: the count must divide the extent and each slice "
+                "be a multiple of "
+             << region->granularity;
+    }
+    std::string name = anchor->getName().getStringRef().str();
+    Location loc = anchor->getLoc();
+    unsigned ops = region->ops.size(), loops = region->numLoops;
+    unsigned dim = region->dim;
+    SmallVector<Operation *> made;
+    if (failed(applySplit(*region, count, why, &made)))
+      return emitError(loc) << "lms-split: cannot split this op: " << why;
+    ++done;
+    if (knobs.printStatistics) {
+      if (!after) {
+        FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
+        if (failed(graph))
+          return failure();
+        after = 0;
+        for (Operation *loop : made)
+          if (std::optional<::lms::OpIndex> index = graph->lookupOp(loop))
+            after = std::max(*after,
+                             ::lms::feasibleBytesOf(graph->getGraph(), *index));
+      }
+      llvm::errs() << "lms-split: @" << func.getName() << ": '" << name
+                   << "' at " << loc << ": loop " << dim << " in " << count
+                   << " slices (" << ops << " ops, " << loops
+                   << " loops): the op needed " << floor->bytes
+                   << " bytes, its loops need " << *after << "\n";
+    }
+  }
+  return done;
+}
+
+namespace {
+
 struct LMSSplitPass : public mlir::lms::impl::LMSSplitBase<LMSSplitPass> {
   using Base::Base;
-
-  std::optional<unsigned> requestedLoop() const {
-    if (loop < 0)
-      return std::nullopt;
-    return static_cast<unsigned>(loop);
-  }
-
-  /// What the ops around `anchor` need once split into `slices` (the
-  /// largest smallest-feasible-budget of the loops made), measured on a
-  /// copy of the function; nullopt where the split fails (reason in why).
-  std::optional<uint64_t> trial(FunctionOpInterface func, Operation *anchor,
-                                uint64_t minimum, int64_t slices,
-                                const GraphOptions &options, std::string &why) {
-    ModuleOp module = getOperation();
-    Operation *copy = func->clone();
-    SymbolTable(module).insert(copy);
-    auto restore = llvm::make_scope_exit([&] { copy->erase(); });
-    Block &block = cast<FunctionOpInterface>(copy).getFunctionBody().front();
-    Operation *copied = &*std::next(block.begin(), positionOf(anchor));
-    FailureOr<SplitRegion> region =
-        findSplitRegion(copied, minimum, why, requestedLoop());
-    SmallVector<Operation *> loops;
-    if (failed(region) || failed(applySplit(*region, slices, why, &loops)))
-      return std::nullopt;
-    FailureOr<FunctionGraph> graph = FunctionGraph::build(copy, options);
-    if (failed(graph))
-      return std::nullopt;
-    uint64_t bytes = 0;
-    for (Operation *loop : loops)
-      if (std::optional<::lms::OpIndex> index = graph->lookupOp(loop))
-        bytes =
-            std::max(bytes, ::lms::feasibleBytesOf(graph->getGraph(), *index));
-    return bytes;
-  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -1159,140 +1283,36 @@ struct LMSSplitPass : public mlir::lms::impl::LMSSplitBase<LMSSplitPass> {
     }
     std::string budgetOption = budget.empty() ? getGlobalBudget() : budget;
     bool failedAny = false;
+    SplitKnobs knobs;
+    knobs.slices = slices;
+    if (loop >= 0)
+      knobs.loop = static_cast<unsigned>(loop);
+    knobs.minBytes = minimum;
+    knobs.rounds = rounds;
+    knobs.printStatistics = printStatistics;
     for (FunctionOpInterface func : functionsCalleesFirst(module)) {
-      if (failed(splitFunction(func, *options, *spec, budgetOption, minimum)))
+      std::optional<uint64_t> limit;
+      if (slices == 0 && func.getFunctionBody().hasOneBlock()) {
+        FailureOr<FunctionGraph> graph = FunctionGraph::build(func, *options);
+        FailureOr<uint64_t> bytes =
+            succeeded(graph) ? resolveBudgetBytes(func, budgetOption, *spec,
+                                                  *options, *graph)
+                             : FailureOr<uint64_t>(failure());
+        if (failed(bytes)) {
+          failedAny = true;
+          continue;
+        }
+        limit = *bytes;
+      }
+      FailureOr<unsigned> done = splitFunction(func, *options, limit, knobs);
+      if (failed(done)) {
         failedAny = true;
+        continue;
+      }
+      numSplits += *done;
     }
     if (failedAny)
       return signalPassFailure();
-  }
-
-  LogicalResult splitFunction(FunctionOpInterface func,
-                              const GraphOptions &options,
-                              const ::lms::DeviceSpec &spec,
-                              StringRef budgetOption, uint64_t minimum) {
-    if (!func.getFunctionBody().hasOneBlock())
-      return success();
-    std::optional<uint64_t> limit;
-    if (slices == 0) {
-      FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
-      if (failed(graph))
-        return failure();
-      FailureOr<uint64_t> bytes =
-          resolveBudgetBytes(func, budgetOption, spec, options, *graph);
-      if (failed(bytes))
-        return failure();
-      limit = *bytes;
-    }
-    unsigned maxRounds = slices ? 1 : rounds;
-    for (unsigned round = 0; round < maxRounds; ++round) {
-      FailureOr<Floor> floor = floorOf(func, options);
-      if (failed(floor))
-        return failure();
-      if (limit && floor->bytes <= *limit)
-        return success();
-      if (!floor->op ||
-          floor->op->getBlock() != &func.getFunctionBody().front()) {
-        if (slices)
-          return func.emitError()
-                 << "lms-split: the smallest feasible budget is set by the "
-                    "function's arguments, not by an op";
-        return success();
-      }
-      Operation *anchor = floor->op;
-      // A call's floor is its callee's, split (or not) on its own.
-      if (isa<CallOpInterface>(anchor))
-        return success();
-      std::string why;
-      FailureOr<SplitRegion> region =
-          findSplitRegion(anchor, minimum, why, requestedLoop());
-      if (failed(region)) {
-        if (slices)
-          return anchor->emitError()
-                 << "lms-split: cannot split this op: " << why;
-        anchor->emitWarning()
-            << "lms-split: the smallest feasible budget "
-            << ::lms::formatBytes(floor->bytes) << " (" << floor->bytes
-            << " bytes) is set by this op, which cannot be split: " << why;
-        return success();
-      }
-      int64_t count = slices;
-      std::optional<uint64_t> after;
-      if (!count) {
-        // The fewest slices that reach the budget (the floor falls as the
-        // slices shrink), else the most slices if they lower it.
-        SmallVector<int64_t> counts = region->sliceCounts();
-        size_t lo = 0, hi = counts.size();
-        std::optional<std::pair<int64_t, uint64_t>> fits;
-        std::string trialWhy;
-        while (lo < hi) {
-          size_t mid = (lo + hi) / 2;
-          std::optional<uint64_t> bytes =
-              trial(func, anchor, minimum, counts[mid], options, trialWhy);
-          if (bytes && *bytes <= *limit) {
-            fits = {counts[mid], *bytes};
-            hi = mid;
-          } else {
-            lo = mid + 1;
-          }
-        }
-        if (fits) {
-          count = fits->first;
-          after = fits->second;
-        } else {
-          std::optional<uint64_t> bytes =
-              trial(func, anchor, minimum, counts.back(), options, trialWhy);
-          if (!bytes || *bytes >= floor->bytes) {
-            InFlightDiagnostic diag = anchor->emitWarning();
-            diag << "lms-split: the smallest feasible budget "
-                 << ::lms::formatBytes(floor->bytes) << " (" << floor->bytes
-                 << " bytes) is set by this op; ";
-            if (bytes)
-              diag << "split into " << counts.back()
-                   << " slices it would still need "
-                   << ::lms::formatBytes(*bytes);
-            else
-              diag << "it cannot be split: " << trialWhy;
-            return success();
-          }
-          count = counts.back();
-          after = bytes;
-        }
-      } else if (!llvm::is_contained(region->sliceCounts(), count)) {
-        return anchor->emitError()
-               << "lms-split: loop " << region->dim << " (extent "
-               << region->extent << ") cannot be cut into " << count
-               << " slices: the count must divide the extent and each slice "
-                  "be a multiple of "
-               << region->granularity;
-      }
-      std::string name = anchor->getName().getStringRef().str();
-      Location loc = anchor->getLoc();
-      unsigned ops = region->ops.size(), loops = region->numLoops;
-      unsigned dim = region->dim;
-      SmallVector<Operation *> made;
-      if (failed(applySplit(*region, count, why, &made)))
-        return emitError(loc) << "lms-split: cannot split this op: " << why;
-      ++numSplits;
-      if (printStatistics) {
-        if (!after) {
-          FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
-          if (failed(graph))
-            return failure();
-          after = 0;
-          for (Operation *loop : made)
-            if (std::optional<::lms::OpIndex> index = graph->lookupOp(loop))
-              after = std::max(
-                  *after, ::lms::feasibleBytesOf(graph->getGraph(), *index));
-        }
-        llvm::errs() << "lms-split: @" << func.getName() << ": '" << name
-                     << "' at " << loc << ": loop " << dim << " in " << count
-                     << " slices (" << ops << " ops, " << loops
-                     << " loops): the op needed " << floor->bytes
-                     << " bytes, its loops need " << *after << "\n";
-      }
-    }
-    return success();
   }
 };
 

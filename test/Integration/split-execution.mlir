@@ -6,8 +6,8 @@
 // COM: 32x64 tensors). Split into 4 slices of tokens, it runs as two loops
 // COM: (the gradient needs the complete token count, so the second loop
 // COM: computes the logits' slices again), prints bit-identical values, and
-// COM: the emulated device measures the analysed peak. With the split,
-// COM: --lms-plan fits a budget below the unsplit floor.
+// COM: the emulated device measures the analysed peak. --lms-plan splits
+// COM: by itself to fit a budget below the unsplit floor.
 // REQUIRES: lms-runtime
 
 // RUN: lms-opt %s --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=FLOOR
@@ -36,11 +36,16 @@
 // MEASURED: measured peak {{[0-9]+}} == analysed peak
 // MEASURED-NEXT: no leaks
 
-// COM: Below the unsplit floor: --lms-plan alone says so; after the split it
-// COM: fits, same values, measured == analysed <= budget.
-// RUN: not lms-opt %s --lms-plan="budget=11000" -o /dev/null 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
+// COM: Below the unsplit floor: --lms-plan without splitting says so; by
+// COM: default it splits first (as --lms-split does), then plans the rest:
+// COM: it fits, same values, measured == analysed <= budget.
+// RUN: not lms-opt %s --lms-plan="budget=11000 split=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
 // INFEASIBLE: error: budget {{.*}} (11000 bytes) is below the smallest feasible budget {{.*}} (16644 bytes) of this op
-// RUN: lms-opt %s --lms-split="budget=11000 alignment=256" --lms-plan="budget=11000 alignment=256" -o %t.plan.mlir
+// RUN: lms-opt %s --lms-plan="budget=11000 alignment=256 stats=true" -o %t.plan.mlir 2>&1 | FileCheck %s --check-prefix=PLANSTATS
+// PLANSTATS: lms-split: @head: 'linalg.generic' at {{.*}}: loop 0 in {{[0-9]+}} slices
+// RUN: FileCheck %s --check-prefix=PLANIR < %t.plan.mlir
+// PLANIR-LABEL: func.func @head
+// PLANIR: scf.for
 // RUN: lms-opt %t.plan.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.plan.json
 // RUN: lms-opt %t.plan.mlir --lms-host-pipeline -o %t.plan.ll.mlir
 // RUN: env LMS_RUNTIME=emulated LMS_DEVICE_BYTES=11000 LMS_RUNTIME_STATS=%t.plan.stats mlir-runner %t.plan.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.plan.out

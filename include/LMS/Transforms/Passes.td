@@ -401,6 +401,10 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
     Option<"schedule", "schedule", "bool", "true",
            "Reorder the ops of a function that does not fit for a smaller "
            "peak before offloading or recomputing">,
+    Option<"split", "split", "bool", "true",
+           "Split the op that sets the smallest feasible budget into loops "
+           "over slices (as --lms-split does) when that budget is above the "
+           "budget">,
     Option<"rematPlanner", "remat-planner", "std::string", "\"heuristic\"",
            "Recomputation planner: heuristic, exact, dtr, chen-greedy or "
            "chen-sqrt">,

@@ -28,7 +28,10 @@
 #ifndef LMS_TRANSFORMS_SPLIT_H
 #define LMS_TRANSFORMS_SPLIT_H
 
+#include "LMS/Analysis/FunctionGraph.h"
+
 #include "mlir/IR/Operation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Support/LLVM.h"
 
 #include <optional>
@@ -80,6 +83,35 @@ findSplitRegion(Operation *anchor, uint64_t minBytes, std::string &whyNot,
 LogicalResult applySplit(const SplitRegion &region, int64_t slices,
                          std::string &whyNot,
                          SmallVectorImpl<Operation *> *loops = nullptr);
+
+/// How splitFunction splits.
+struct SplitKnobs {
+  /// Slices of the anchor; 0: the fewest that bring the function's
+  /// smallest feasible budget within the limit, round after round.
+  int64_t slices = 0;
+  /// The anchor's loop to split; none: the best.
+  std::optional<unsigned> loop;
+  /// findSplitRegion's minBytes (0: its default).
+  uint64_t minBytes = 0;
+  /// Most splits with slices == 0.
+  unsigned rounds = 200;
+  /// Warn where the op that sets the floor cannot be split.
+  bool warn = true;
+  /// Print each split to stderr.
+  bool printStatistics = false;
+};
+
+/// Splits the op of `func` that sets its smallest feasible budget (as
+/// ::lms::minimumFeasibleBytes counts it on the function's graph): with
+/// knobs.slices, once into that many slices (an error where it cannot be);
+/// else while the smallest feasible budget is above `limit`, each time with
+/// the fewest slices that bring the loops within it (else the most, if they
+/// lower the op's need), measured on a copy of the function. Returns the
+/// number of splits.
+FailureOr<unsigned> splitFunction(FunctionOpInterface func,
+                                  const GraphOptions &options,
+                                  std::optional<uint64_t> limit,
+                                  const SplitKnobs &knobs);
 
 } // namespace lms
 } // namespace mlir
