@@ -405,6 +405,10 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "Split the op that sets the smallest feasible budget into loops "
            "over slices (as --lms-split does) when that budget is above the "
            "budget">,
+    Option<"splitFraction", "split-fraction", "double", "0.25",
+           "When splitting, the smallest feasible budget to reach, as a "
+           "fraction of the budget (the rest is left to what stays live "
+           "across the split ops)">,
     Option<"rematPlanner", "remat-planner", "std::string", "\"heuristic\"",
            "Recomputation planner: heuristic, exact, dtr, chen-greedy or "
            "chen-sqrt">,
