@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -122,6 +123,13 @@ public:
   uint64_t internalBytes() const;
   void assignLoops();
   LogicalResult prune(std::string &whyNot);
+  void growGreedy(OpInfo seed);
+  SplitGrowth growth = SplitGrowth::Reach;
+  /// Bytes the loops of `region` hold at once, estimated: the tensors they
+  /// hold whole, and those of which they hold a slice.
+  std::pair<uint64_t, uint64_t>
+  estimate(const DenseSet<Operation *> &region) const;
+  void shrink();
 
 private:
   /// The axis `v` must have: its dimension `dim` holds extent x scale
@@ -306,6 +314,48 @@ std::optional<OpInfo> RegionGrower::describe(Operation *op, Value via,
     info.results.push_back(res);
     return info;
   }
+  if (auto pad = dyn_cast<tensor::PadOp>(op)) {
+    // Padding elsewhere: a slice of the padded tensor is the padded slice.
+    if (!pad.getSourceType().hasStaticShape() ||
+        !pad.getResultType().hasStaticShape())
+      return std::nullopt;
+    ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+    if (axis.dim >= low.size() || low[axis.dim] != 0 || high[axis.dim] != 0 ||
+        !fits(pad.getSource(), axis.dim, axis.scale)) {
+      whyNot = "the dimension is padded";
+      return std::nullopt;
+    }
+    OpInfo info;
+    info.inputs.push_back({pad.getSource(), axis});
+    info.results.push_back(axis);
+    return info;
+  }
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+    // Inserted whole along the dimension (a dilation, a padding into a
+    // filled destination): a slice of the result is the slice inserted
+    // into the slice of the destination.
+    if (!insert.getSourceType().hasStaticShape() ||
+        !insert.getResultType().hasStaticShape() ||
+        insert.getSourceType().getRank() != insert.getResultType().getRank() ||
+        ShapedType::isDynamicShape(insert.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(insert.getStaticStrides()))
+      return std::nullopt;
+    unsigned d = axis.dim;
+    if (d >= insert.getResultType().getRank() ||
+        insert.getStaticOffsets()[d] != 0 ||
+        insert.getStaticStrides()[d] != 1 ||
+        insert.getSourceType().getDimSize(d) !=
+            insert.getResultType().getDimSize(d) ||
+        !fits(insert.getResult(), d, axis.scale)) {
+      whyNot = "the dimension is not inserted whole";
+      return std::nullopt;
+    }
+    OpInfo info;
+    info.inputs.push_back({insert.getSource(), axis});
+    info.inputs.push_back({insert.getDest(), axis});
+    info.results.push_back(axis);
+    return info;
+  }
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (!linalgOp) {
     whyNot = "not a linalg op";
@@ -381,63 +431,71 @@ void RegionGrower::commit(Operation *op, OpInfo info) {
 }
 
 LogicalResult RegionGrower::grow(std::string &whyNot) {
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(anchor);
-  if (!linalgOp) {
-    whyNot = "not a linalg op";
-    return failure();
+  std::optional<OpInfo> seed;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(anchor)) {
+    if (!linalgOp.hasPureTensorSemantics()) {
+      whyNot = "it works on buffers (side effects)";
+      return failure();
+    }
+    seed = describeLinalg(linalgOp, anchorDim, Scale{}, whyNot);
+    if (seed && seed->reducing) {
+      whyNot = "the dimension is a reduction";
+      return failure();
+    }
+  } else if (anchor->getNumResults() == 1) {
+    // A tensor op sliced along a dimension of its result (a padding, an
+    // insertion, a reshape).
+    seed = describe(anchor, anchor->getResult(0), Axis{anchorDim, Scale{}},
+                    whyNot);
+  } else {
+    whyNot = "not an op that can be sliced";
   }
-  if (!linalgOp.hasPureTensorSemantics()) {
-    whyNot = "it works on buffers (side effects)";
-    return failure();
-  }
-  std::optional<OpInfo> seed =
-      describeLinalg(linalgOp, anchorDim, Scale{}, whyNot);
   if (!seed)
     return failure();
-  if (seed->reducing) {
-    whyNot = "the dimension is a reduction";
-    return failure();
-  }
-  commit(anchor, std::move(*seed));
-  SmallVector<Operation *> worklist{anchor};
-  auto isCheap = [](Operation *op) {
-    return isa<tensor::EmptyOp, linalg::FillOp>(op);
-  };
-  while (!worklist.empty()) {
-    Operation *op = worklist.pop_back_val();
-    OpInfo info = members.lookup(op);
-    // Producers of the inputs that carry the dimension.
-    for (auto &[v, axis] : info.inputs) {
-      Operation *producer = v.getDefiningOp();
-      if (!axis || !producer || members.count(producer) ||
-          producer->getBlock() != block || pinned.contains(v))
-        continue;
-      if (!isCheap(producer) && tensorBytes(v) < minBytes)
-        continue;
-      std::string ignored;
-      std::optional<OpInfo> described = describe(producer, v, *axis, ignored);
-      if (!described || !consistent(producer, *described))
-        continue;
-      commit(producer, std::move(*described));
-      worklist.push_back(producer);
-    }
-    // Consumers of the large results.
-    for (auto [i, result] : llvm::enumerate(op->getResults())) {
-      if (!info.results[i] || tensorBytes(result) < minBytes)
-        continue;
-      for (OpOperand &use : result.getUses()) {
-        Operation *user = block->findAncestorOpInBlock(*use.getOwner());
-        if (!user || members.count(user))
+  if (growth == SplitGrowth::Reach) {
+    commit(anchor, std::move(*seed));
+    SmallVector<Operation *> worklist{anchor};
+    auto isCheap = [](Operation *op) {
+      return isa<tensor::EmptyOp, linalg::FillOp>(op);
+    };
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      OpInfo info = members.lookup(op);
+      // Producers of the inputs that carry the dimension.
+      for (auto &[v, axis] : info.inputs) {
+        Operation *producer = v.getDefiningOp();
+        if (!axis || !producer || members.count(producer) ||
+            producer->getBlock() != block || pinned.contains(v))
+          continue;
+        if (!isCheap(producer) && tensorBytes(v) < minBytes)
           continue;
         std::string ignored;
-        std::optional<OpInfo> described =
-            describe(user, result, *info.results[i], ignored);
-        if (!described || !consistent(user, *described))
+        std::optional<OpInfo> described = describe(producer, v, *axis, ignored);
+        if (!described || !consistent(producer, *described))
           continue;
-        commit(user, std::move(*described));
-        worklist.push_back(user);
+        commit(producer, std::move(*described));
+        worklist.push_back(producer);
+      }
+      // Consumers of the large results.
+      for (auto [i, result] : llvm::enumerate(op->getResults())) {
+        if (!info.results[i] || tensorBytes(result) < minBytes)
+          continue;
+        for (OpOperand &use : result.getUses()) {
+          Operation *user = block->findAncestorOpInBlock(*use.getOwner());
+          if (!user || members.count(user))
+            continue;
+          std::string ignored;
+          std::optional<OpInfo> described =
+              describe(user, result, *info.results[i], ignored);
+          if (!described || !consistent(user, *described))
+            continue;
+          commit(user, std::move(*described));
+          worklist.push_back(user);
+        }
       }
     }
+  } else {
+    growGreedy(std::move(*seed));
   }
   // Keep block order.
   SmallVector<std::pair<Operation *, OpInfo>> sorted(members.takeVector());
@@ -446,7 +504,199 @@ LogicalResult RegionGrower::grow(std::string &whyNot) {
   });
   for (auto &entry : sorted)
     members.insert(std::move(entry));
+  if (growth == SplitGrowth::Greedy)
+    shrink();
   return prune(whyNot);
+}
+
+void RegionGrower::growGreedy(OpInfo seed) {
+  auto isCheap = [](Operation *op) {
+    return isa<tensor::EmptyOp, linalg::FillOp>(op);
+  };
+  // Adds `op` and the empties and fills of its inputs that carry the
+  // dimension (they come with it: sliced, they cost nothing whole).
+  auto addWithInits = [&](Operation *op, OpInfo info) {
+    SmallVector<Operation *> added{op};
+    commit(op, std::move(info));
+    for (size_t i = 0; i < added.size(); ++i) {
+      OpInfo current = members.lookup(added[i]);
+      for (auto &[v, axis] : current.inputs) {
+        Operation *producer = v.getDefiningOp();
+        if (!axis || !producer || !isCheap(producer) ||
+            members.count(producer) || producer->getBlock() != block ||
+            pinned.contains(v))
+          continue;
+        std::string ignored;
+        std::optional<OpInfo> described = describe(producer, v, *axis, ignored);
+        if (!described || !consistent(producer, *described))
+          continue;
+        commit(producer, std::move(*described));
+        added.push_back(producer);
+      }
+    }
+    return added;
+  };
+  auto removeAll = [&](ArrayRef<Operation *> ops) {
+    for (Operation *op : ops) {
+      for (Value result : op->getResults())
+        resultAxis.erase(result);
+      members.erase(op);
+    }
+    pinned.clear();
+    for (auto &[op, info] : members)
+      for (auto &[v, axis] : info.inputs)
+        if (!axis && isa<RankedTensorType>(v.getType()))
+          pinned.insert(v);
+  };
+  auto regionEstimate = [&]() {
+    DenseSet<Operation *> region;
+    for (auto &[op, info] : members)
+      region.insert(op);
+    return estimate(region);
+  };
+  addWithInits(anchor, std::move(seed));
+  // Best first: the neighbour (producer or consumer over a large tensor
+  // that carries the dimension) that leaves the loops the fewest whole
+  // bytes. A step may change nothing or little (a reshape, an op between
+  // two large tensors, small side inputs) when later steps pay for it: the
+  // region kept is the one with the fewest whole bytes seen, the steps
+  // after it are given back.
+  constexpr unsigned kStepsWithoutGain = 16, kMaxMembers = 256;
+  SmallVector<Operation *> order;
+  for (auto &[op, info] : members)
+    order.push_back(op);
+  auto best = regionEstimate();
+  size_t bestSize = order.size();
+  unsigned sinceBest = 0;
+  while (members.size() < kMaxMembers && sinceBest < kStepsWithoutGain) {
+    struct Candidate {
+      Operation *op;
+      Value via;
+      Axis axis;
+    };
+    SmallVector<Candidate> candidates;
+    DenseSet<Operation *> seen;
+    for (auto &[op, info] : members) {
+      for (auto &[v, axis] : info.inputs) {
+        Operation *producer = v.getDefiningOp();
+        if (!axis || !producer || members.count(producer) ||
+            producer->getBlock() != block || pinned.contains(v) ||
+            tensorBytes(v) < minBytes || !seen.insert(producer).second)
+          continue;
+        candidates.push_back({producer, v, *axis});
+      }
+      if (info.reducing)
+        continue;
+      for (auto [i, result] : llvm::enumerate(op->getResults())) {
+        if (!info.results[i] || tensorBytes(result) < minBytes)
+          continue;
+        for (Operation *user : result.getUsers()) {
+          Operation *ancestor = block->findAncestorOpInBlock(*user);
+          if (!ancestor || members.count(ancestor) ||
+              !seen.insert(ancestor).second)
+            continue;
+          candidates.push_back({ancestor, result, *info.results[i]});
+        }
+      }
+    }
+    std::optional<std::pair<size_t, std::pair<uint64_t, uint64_t>>> next;
+    for (auto [c, candidate] : llvm::enumerate(candidates)) {
+      std::string ignored;
+      std::optional<OpInfo> described =
+          describe(candidate.op, candidate.via, candidate.axis, ignored);
+      if (!described || !consistent(candidate.op, *described))
+        continue;
+      SmallVector<Operation *> added =
+          addWithInits(candidate.op, std::move(*described));
+      auto bytes = regionEstimate();
+      removeAll(added);
+      if (!next || bytes < next->second)
+        next = {c, bytes};
+    }
+    // Clearly worse (a tensor of the size that matters more, whole): stop.
+    if (!next || next->second.first >= best.first + minBytes)
+      break;
+    Candidate &chosen = candidates[next->first];
+    std::string ignored;
+    std::optional<OpInfo> described =
+        describe(chosen.op, chosen.via, chosen.axis, ignored);
+    for (Operation *op : addWithInits(chosen.op, std::move(*described)))
+      order.push_back(op);
+    if (next->second < best) {
+      best = next->second;
+      bestSize = order.size();
+      sinceBest = 0;
+    } else {
+      ++sinceBest;
+    }
+  }
+  removeAll(ArrayRef<Operation *>(order).drop_front(bestSize));
+}
+
+std::pair<uint64_t, uint64_t>
+RegionGrower::estimate(const DenseSet<Operation *> &region) const {
+  // What the loops hold at once, roughly: the tensors they read from
+  // outside and the ones they give out, whole; and the tensors only they
+  // use, of which a slice at a time.
+  uint64_t whole = 0, internal = 0;
+  DenseSet<Value> inputs;
+  for (Operation *op : region) {
+    const OpInfo &info = members.find(op)->second;
+    for (auto &[v, axis] : info.inputs) {
+      Operation *producer = v.getDefiningOp();
+      if ((!producer || !region.contains(producer)) && inputs.insert(v).second)
+        whole += tensorBytes(v);
+    }
+    for (OpResult result : op->getResults()) {
+      bool outside = llvm::any_of(result.getUsers(), [&](Operation *user) {
+        Operation *ancestor = block->findAncestorOpInBlock(*user);
+        return !ancestor || !region.contains(ancestor);
+      });
+      if (outside || info.reducing)
+        whole += tensorBytes(result);
+      else
+        internal += tensorBytes(result);
+    }
+  }
+  return {whole, internal};
+}
+
+void RegionGrower::shrink() {
+  // Drop members while that lowers the estimate: a neighbour that reads
+  // more whole tensors than it makes internal does not pay.
+  DenseSet<Operation *> region;
+  for (auto &[op, info] : members)
+    region.insert(op);
+  auto current = estimate(region);
+  while (true) {
+    Operation *drop = nullptr;
+    auto best = current;
+    for (auto &[op, info] : members) {
+      if (op == anchor || !region.contains(op))
+        continue;
+      region.erase(op);
+      auto without = estimate(region);
+      region.insert(op);
+      if (without.first < best.first ||
+          (without.first == best.first && without.second < best.second)) {
+        best = without;
+        drop = op;
+      }
+    }
+    if (!drop)
+      break;
+    region.erase(drop);
+    current = best;
+  }
+  SmallVector<Operation *> dropped;
+  for (auto &[op, info] : members)
+    if (!region.contains(op))
+      dropped.push_back(op);
+  for (Operation *op : dropped) {
+    for (Value result : op->getResults())
+      resultAxis.erase(result);
+    members.erase(op);
+  }
 }
 
 LogicalResult RegionGrower::prune(std::string &whyNot) {
@@ -484,6 +734,21 @@ LogicalResult RegionGrower::prune(std::string &whyNot) {
     }
     if (!leaving)
       return success();
+    // Prefer ending the loop before the reader: drop the members of that
+    // loop after it (when the anchor is not one of them).
+    unsigned loopOf = members.lookup(leaving).firstLoop;
+    SmallVector<Operation *> later;
+    for (auto &[op, info] : members)
+      if (info.firstLoop >= loopOf && position[op] > position[reader])
+        later.push_back(op);
+    if (!later.empty() && !llvm::is_contained(later, anchor)) {
+      for (Operation *op : later) {
+        for (Value result : op->getResults())
+          resultAxis.erase(result);
+        members.erase(op);
+      }
+      continue;
+    }
     if (leaving == anchor) {
       std::string text;
       llvm::raw_string_ostream os(text);
@@ -584,13 +849,20 @@ static uint64_t defaultMinBytes(Operation *anchor) {
   return std::max<uint64_t>(largest / 4, 1);
 }
 
-FailureOr<SplitRegion>
-mlir::lms::findSplitRegion(Operation *anchor, uint64_t minBytes,
-                           std::string &whyNot, std::optional<unsigned> loop) {
+FailureOr<SplitRegion> mlir::lms::findSplitRegion(Operation *anchor,
+                                                  uint64_t minBytes,
+                                                  std::string &whyNot,
+                                                  std::optional<unsigned> loop,
+                                                  SplitGrowth growth) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(anchor);
-  if (!linalgOp || !linalgOp.hasPureTensorSemantics()) {
+  bool sliceable =
+      linalgOp ? linalgOp.hasPureTensorSemantics()
+               : isa<tensor::PadOp, tensor::InsertSliceOp,
+                     tensor::CollapseShapeOp, tensor::ExpandShapeOp>(anchor);
+  if (!sliceable) {
     whyNot = "'" + anchor->getName().getStringRef().str() +
-             "' is not a linalg op on tensors (only those are split)";
+             "' is not a linalg op on tensors, a padding, an insertion or a "
+             "reshape (only those are split)";
     return failure();
   }
   auto dynamic = [](Value v) {
@@ -604,8 +876,17 @@ mlir::lms::findSplitRegion(Operation *anchor, uint64_t minBytes,
   }
   if (!minBytes)
     minBytes = defaultMinBytes(anchor);
-  SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
-  SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
+  // The loops of a linalg op; the result's dimensions of another op.
+  SmallVector<int64_t> ranges;
+  SmallVector<utils::IteratorType> iterators;
+  if (linalgOp) {
+    ranges = linalgOp.getStaticLoopRanges();
+    iterators = linalgOp.getIteratorTypesArray();
+  } else {
+    ranges = llvm::to_vector(
+        cast<RankedTensorType>(anchor->getResult(0).getType()).getShape());
+    iterators.assign(ranges.size(), utils::IteratorType::parallel);
+  }
   std::optional<SplitRegion> best;
   std::string reasons;
   if (loop && *loop >= ranges.size()) {
@@ -624,6 +905,7 @@ mlir::lms::findSplitRegion(Operation *anchor, uint64_t minBytes,
         ShapedType::isDynamic(ranges[d]) || ranges[d] < 2)
       continue;
     RegionGrower grower(anchor, d, ranges[d], minBytes);
+    grower.growth = growth;
     std::string why;
     if (failed(grower.grow(why))) {
       reasons += (reasons.empty() ? "" : "; ") + ("loop " + std::to_string(d)) +
@@ -636,6 +918,7 @@ mlir::lms::findSplitRegion(Operation *anchor, uint64_t minBytes,
     region.extent = ranges[d];
     region.granularity = grower.granularity();
     region.minBytes = minBytes;
+    region.growth = growth;
     for (auto &[op, info] : grower.members) {
       region.ops.push_back(op);
       region.numLoops = std::max(region.numLoops, info.firstLoop + 1);
@@ -846,6 +1129,25 @@ LogicalResult SplitBuilder::buildLoop(unsigned k, Operation *&after,
                 nb, loc, src, collapse.getReassociationIndices());
             continue;
           }
+          if (isa<tensor::PadOp, tensor::InsertSliceOp>(op)) {
+            // The same op on the slices of its tensors, its type narrowed.
+            IRMapping mapping;
+            for (auto &[v, axis] : info.inputs)
+              if (axis)
+                mapping.map(v, tileOf(v, *axis));
+            Operation *clone = nb.clone(*op, mapping);
+            RankedTensorType type =
+                tileType(op->getResult(0), *info.results[0]);
+            clone->getResult(0).setType(type);
+            if (auto insert = dyn_cast<tensor::InsertSliceOp>(clone)) {
+              SmallVector<int64_t> sizes(insert.getStaticSizes());
+              sizes[info.results[0]->dim] =
+                  type.getDimSize(info.results[0]->dim);
+              insert.setStaticSizes(sizes);
+            }
+            tiles[op->getResult(0)] = clone->getResult(0);
+            continue;
+          }
           if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
             Value src = tileOf(expand.getSrc(), *info.inputs[0].second);
             tiles[expand] = tensor::ExpandShapeOp::create(
@@ -879,12 +1181,31 @@ LogicalResult SplitBuilder::buildLoop(unsigned k, Operation *&after,
             Value tile = tiles.lookup(slice.getSource());
             if (!tile)
               continue;
-            if (tile.getType() != slice.getType()) {
+            if (tile.getType() == slice.getType()) {
+              operand.set(tile);
+              continue;
+            }
+            // A window of the slice (a convolution's or pooling's operand
+            // reads less than the whole of the other dimensions): the same
+            // window of the tile, which starts at the slice's offset along
+            // the split dimension.
+            unsigned axisDim = grower.resultAxis.lookup(slice.getSource()).dim;
+            auto tileType = cast<RankedTensorType>(tile.getType());
+            if (slice.getSourceType().getRank() != tileType.getRank() ||
+                slice.getStaticSizes()[axisDim] !=
+                    tileType.getDimSize(axisDim) ||
+                !llvm::all_of(slice.getStaticStrides(),
+                              [](int64_t s) { return s == 1; })) {
               whyNot = "a slice does not match the tile computed";
               status = failure();
               break;
             }
-            operand.set(tile);
+            SmallVector<OpFoldResult> offs = slice.getMixedOffsets();
+            offs[axisDim] = nb.getIndexAttr(0);
+            OpBuilder sb(slice);
+            operand.set(tensor::ExtractSliceOp::create(
+                sb, slice.getLoc(), slice.getType(), tile, offs,
+                slice.getMixedSizes(), slice.getMixedStrides()));
           }
           if (info.reducing) {
             auto dps = cast<DestinationStyleOpInterface>(tiledOp);
@@ -929,6 +1250,9 @@ LogicalResult SplitBuilder::buildLoop(unsigned k, Operation *&after,
           yields.push_back(tensor::InsertSliceOp::create(nb, loc, tile, into,
                                                          offs, sizes, strides));
         }
+        // A failed loop is erased; it still needs a valid terminator.
+        if (failed(status) || llvm::any_of(yields, [](Value v) { return !v; }))
+          yields.assign(args.begin(), args.end());
         scf::YieldOp::create(nb, loc, yields);
       });
   created.push_back(forOp);
@@ -1046,6 +1370,7 @@ LogicalResult mlir::lms::applySplit(const SplitRegion &region, int64_t slices,
   }
   RegionGrower grower(region.anchor, region.dim, region.extent,
                       region.minBytes);
+  grower.growth = region.growth;
   if (failed(grower.grow(whyNot)))
     return failure();
   return SplitBuilder(grower, slices).build(whyNot, loops);
@@ -1111,7 +1436,8 @@ static std::optional<uint64_t> trialSplit(FunctionOpInterface func,
   Block &block = cast<FunctionOpInterface>(copy).getFunctionBody().front();
   Operation *copied = &*std::next(block.begin(), positionOf(anchor));
   FailureOr<SplitRegion> region =
-      findSplitRegion(copied, knobs.minBytes, why, knobs.loop);
+      findSplitRegion(copied, knobs.minBytes, why, knobs.loop,
+                      knobs.growth.value_or(SplitGrowth::Reach));
   SmallVector<Operation *> loops;
   if (failed(region) || failed(applySplit(*region, slices, why, &loops)))
     return std::nullopt;
@@ -1155,7 +1481,8 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
       return done;
     std::string why;
     FailureOr<SplitRegion> region =
-        findSplitRegion(anchor, knobs.minBytes, why, knobs.loop);
+        findSplitRegion(anchor, knobs.minBytes, why, knobs.loop,
+                        knobs.growth.value_or(SplitGrowth::Reach));
     if (failed(region)) {
       if (slices)
         return anchor->emitError()
@@ -1169,6 +1496,47 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
     }
     int64_t count = slices;
     std::optional<uint64_t> after;
+    SplitKnobs chosen = knobs;
+    if (!count && (!knobs.loop || !knobs.growth)) {
+      // The dimension and the growth whose loops need least at the most
+      // slices, measured (the tensors a region reads whole count as much
+      // as those it keeps internal).
+      std::optional<std::tuple<unsigned, SplitGrowth, uint64_t>> best;
+      unsigned numDims =
+          isa<linalg::LinalgOp>(anchor)
+              ? cast<linalg::LinalgOp>(anchor).getNumLoops()
+              : cast<RankedTensorType>(anchor->getResult(0).getType())
+                    .getRank();
+      for (SplitGrowth growth : {SplitGrowth::Reach, SplitGrowth::Greedy}) {
+        if (knobs.growth && growth != *knobs.growth)
+          continue;
+        for (unsigned d = 0; d < numDims; ++d) {
+          if (knobs.loop && d != *knobs.loop)
+            continue;
+          std::string ignored;
+          FailureOr<SplitRegion> candidate =
+              findSplitRegion(anchor, knobs.minBytes, ignored, d, growth);
+          if (failed(candidate))
+            continue;
+          SplitKnobs at = knobs;
+          at.loop = d;
+          at.growth = growth;
+          std::optional<uint64_t> bytes =
+              trialSplit(func, anchor, candidate->sliceCounts().back(), options,
+                         at, ignored);
+          if (bytes && (!best || *bytes < std::get<2>(*best)))
+            best = {d, growth, *bytes};
+        }
+      }
+      if (best) {
+        chosen.loop = std::get<0>(*best);
+        chosen.growth = std::get<1>(*best);
+        region = findSplitRegion(anchor, knobs.minBytes, why, chosen.loop,
+                                 *chosen.growth);
+        if (failed(region))
+          return done;
+      }
+    }
     if (!count) {
       // The fewest slices that reach the budget (the loops' floor falls as
       // the slices shrink), else the most slices if they lower it.
@@ -1179,7 +1547,7 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
       while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         std::optional<uint64_t> bytes =
-            trialSplit(func, anchor, counts[mid], options, knobs, trialWhy);
+            trialSplit(func, anchor, counts[mid], options, chosen, trialWhy);
         if (bytes && *bytes <= *limit) {
           fits = {counts[mid], *bytes};
           hi = mid;
@@ -1192,7 +1560,7 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
         after = fits->second;
       } else {
         std::optional<uint64_t> bytes =
-            trialSplit(func, anchor, counts.back(), options, knobs, trialWhy);
+            trialSplit(func, anchor, counts.back(), options, chosen, trialWhy);
         if (!bytes || *bytes >= floor->bytes) {
           if (knobs.warn) {
             InFlightDiagnostic diag = anchor->emitWarning();

@@ -3,20 +3,22 @@
 
 // COM: With no slice count, a function is split only while its smallest
 // COM: feasible budget (6,144 bytes here: the middle op of the chain) is
-// COM: above its budget, with the fewest slices that bring it within: 2
-// COM: slices of 4 rows for 5,000 bytes (the loop needs 4,128), 8 slices of
-// COM: one row for 3,000 (4 slices would need 3,104).
-// STATS: lms-split: @five: 'linalg.generic' at {{.*}}: loop 0 in 2 slices (7 ops, 1 loops): the op needed 6144 bytes, its loops need 4128
-// STATS: lms-split: @three: 'linalg.generic' at {{.*}}: loop 0 in 8 slices (7 ops, 1 loops): the op needed 6144 bytes, its loops need
+// COM: above its budget, with the fewest slices that bring it within. The
+// COM: loop to split is measured: the columns (loop 1), the row sums
+// COM: accumulating across the slices, need less than the rows at the most
+// COM: slices. 2 slices of 32 columns for 5,000 bytes (the loop needs
+// COM: 4,128), 8 of 8 columns for 3,000 (4 would need 3,104).
+// STATS: lms-split: @five: 'linalg.generic' at {{.*}}: loop 1 in 2 slices (5 ops, 1 loops): the op needed 6144 bytes, its loops need 4128
+// STATS: lms-split: @three: 'linalg.generic' at {{.*}}: loop 1 in 8 slices (5 ops, 1 loops): the op needed 6144 bytes, its loops need 2592
 // STATS-NOT: @fits
 // CHECK-LABEL: func.func @five
-// CHECK: %[[C4:.*]] = arith.constant 4 : index
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C4]]
-// CHECK: tensor<4x64xf32>
+// CHECK: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C32]]
+// CHECK: tensor<8x32xf32>
 // CHECK-LABEL: func.func @three
-// CHECK: %[[C1:.*]] = arith.constant 1 : index
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C1]]
-// CHECK: tensor<1x64xf32>
+// CHECK: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C8]]
+// CHECK: tensor<8x8xf32>
 // COM: A function within its budget is left as it is.
 // CHECK-LABEL: func.func @fits
 // CHECK-NOT: scf.for

@@ -27,7 +27,7 @@ func.func @reduce_all(%x: tensor<64x64xf32>) -> tensor<f32> {
 }
 // -----
 func.func @concat(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>) -> tensor<128x64xf32> {
-  // expected-error @+1 {{lms-split: cannot split this op: 'tensor.concat' is not a linalg op on tensors (only those are split)}}
+  // expected-error @+1 {{lms-split: cannot split this op: 'tensor.concat' is not a linalg op on tensors, a padding, an insertion or a reshape (only those are split)}}
   %c = tensor.concat dim(0) %x, %y : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<128x64xf32>
   return %c : tensor<128x64xf32>
 }
@@ -44,7 +44,7 @@ func.func @six(%x: tensor<6x64xf32>) -> tensor<6x64xf32> {
 }
 // -----
 func.func @buffers(%x: memref<64x64xf32>, %y: memref<64x64xf32>) {
-  // expected-error @+1 {{lms-split: cannot split this op: 'linalg.copy' is not a linalg op on tensors (only those are split)}}
+  // expected-error @+1 {{lms-split: cannot split this op: 'linalg.copy' is not a linalg op on tensors, a padding, an insertion or a reshape (only those are split)}}
   linalg.copy ins(%x : memref<64x64xf32>) outs(%y : memref<64x64xf32>)
   return
 }

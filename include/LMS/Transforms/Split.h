@@ -40,6 +40,15 @@
 namespace mlir {
 namespace lms {
 
+/// How a region grows from its anchor. Reach: every producer and consumer
+/// joined by a tensor of at least minBytes that carries the dimension
+/// (long chains: a loss head from the logits to the weight gradient).
+/// Greedy: best first, the neighbour that leaves the loops the fewest
+/// bytes to hold whole (tensors read from outside or given out), keeping
+/// the best region seen (short chains in networks where every tensor
+/// carries the batch: a convolution's padding and input gradient).
+enum class SplitGrowth { Reach, Greedy };
+
 /// A region of ops around an anchor that can run as loops over slices of
 /// one dimension, found without changing the IR.
 struct SplitRegion {
@@ -52,6 +61,7 @@ struct SplitRegion {
   int64_t granularity = 1;
   /// The smallest tensor (bytes) that joins a neighbour to the region.
   uint64_t minBytes = 0;
+  SplitGrowth growth = SplitGrowth::Reach;
   /// The ops of the region, in block order, and the loop each runs in first.
   SmallVector<Operation *> ops;
   unsigned numLoops = 0;
@@ -73,7 +83,8 @@ struct SplitRegion {
 /// `loop`, when given, is the loop to split instead.
 FailureOr<SplitRegion>
 findSplitRegion(Operation *anchor, uint64_t minBytes, std::string &whyNot,
-                std::optional<unsigned> loop = std::nullopt);
+                std::optional<unsigned> loop = std::nullopt,
+                SplitGrowth growth = SplitGrowth::Reach);
 
 /// Rewrites `region` into loops over `slices` slices (one of
 /// region.sliceCounts()). Fails with the reason in `whyNot`, changing
@@ -91,6 +102,8 @@ struct SplitKnobs {
   int64_t slices = 0;
   /// The anchor's loop to split; none: the best.
   std::optional<unsigned> loop;
+  /// How the region grows; none: the better of the two, measured.
+  std::optional<SplitGrowth> growth;
   /// findSplitRegion's minBytes (0: its default).
   uint64_t minBytes = 0;
   /// Most splits with slices == 0.
