@@ -1650,6 +1650,19 @@ struct LMSSplitPass : public mlir::lms::impl::LMSSplitBase<LMSSplitPass> {
       return signalPassFailure();
     }
     std::string budgetOption = budget.empty() ? getGlobalBudget() : budget;
+    // A percentage option is of the whole program's unplanned peak,
+    // resolved once, as the planning passes resolve it.
+    if (slices == 0 && !budgetOption.empty()) {
+      llvm::Expected<::lms::ByteSize> size = ::lms::parseByteSize(budgetOption);
+      if (!size) {
+        llvm::consumeError(size.takeError());
+      } else if (size->isPercent) {
+        FailureOr<uint64_t> peak = programPeak(module, *options);
+        if (failed(peak))
+          return signalPassFailure();
+        budgetOption = std::to_string(size->resolve(*peak)) + "B";
+      }
+    }
     bool failedAny = false;
     SplitKnobs knobs;
     knobs.slices = slices;
