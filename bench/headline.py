@@ -49,6 +49,9 @@ PASSES = {
     "plan": "lms-plan",
 }
 MAX_BATCH = 4096
+# Methods that split ops (--lms-plan splits when the smallest feasible
+# budget is above the budget), so the bound of whole ops does not cap them.
+SPLITS = {"plan"}
 
 
 class Bench:
@@ -192,11 +195,21 @@ class Bench:
             while b + 1 <= MAX_BATCH and fits(b + 1):
                 b += 1
             return b
-        # No plan exists above the smallest feasible budget's bound; what
-        # fits without LMS fits with it. Binary search in between.
+        # No plan that keeps ops whole exists above the smallest feasible
+        # budget's bound; what fits without LMS fits with it. Binary search
+        # in between.
         lo, hi = lower, pred + 1   # lo fits (or is 0); hi does not
         if lo >= hi:
             lo = 0
+        if method in SPLITS and fits(hi):
+            # --lms-plan splits ops below that bound: search further up.
+            lo = hi
+            hi = min(MAX_BATCH, 2 * hi)
+            while lo < MAX_BATCH and fits(hi):
+                lo = hi
+                hi = min(MAX_BATCH, 2 * hi)
+            if lo >= MAX_BATCH:
+                return MAX_BATCH
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if fits(mid):
@@ -280,6 +293,9 @@ def main():
                     "temporary directory)")
     ap.add_argument("--from-json", help="only rewrite headline.md from a "
                     "headline.json")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows of other models and devices from "
+                    "the headline.json in --out")
     a = ap.parse_args()
     if a.from_json:
         data = json.load(open(a.from_json))
@@ -353,7 +369,20 @@ def main():
                       + f"  ({time.time() - t0:.0f} s)")
 
     elapsed = time.time() - t_start
-    write_results(rows, a.out, elapsed, bench.calls)
+    calls = bench.calls
+    if a.merge and os.path.exists(os.path.join(a.out, "headline.json")):
+        old = json.load(open(os.path.join(a.out, "headline.json")))
+        done = {(r["model"], r["size"], r["device"]) for r in rows}
+        keep = [r for r in old["rows"]
+                if (r["model"], r["size"], r["device"]) not in done]
+        order = {(m, s, d): i * len(DEVICES) + j
+                 for i, (m, s, _) in enumerate(MODELS)
+                 for j, d in enumerate(DEVICES)}
+        rows = sorted(keep + rows, key=lambda r: order.get(
+            (r["model"], r["size"], r["device"]), 1 << 30))
+        elapsed += old.get("seconds", 0)
+        calls += old.get("planning_runs", 0)
+    write_results(rows, a.out, elapsed, calls)
     bench.say(f"headline: {bench.calls} planning runs, "
               f"{len(bench.exports)} exports, {elapsed:.0f} s; "
               f"results in {a.out}/headline.md")

@@ -86,7 +86,9 @@ def main():
             continue
         splits = [line for line in r.stderr.splitlines()
                   if line.startswith("lms-split:")]
-        stop = re.search(r"warning: lms-split: (.*)", r.stderr)
+        stop = re.search(r"warning: lms-split: (.*)\n(?:.*\n)*?.*note: see "
+                         r"current operation:\s*(?:%[\w#:]+ = )?\"?([\w.]+)",
+                         r.stderr)
         after = report(split)
         row = {
             "model": model, "size": size, "batch": batch, "title": title,
@@ -95,7 +97,8 @@ def main():
             "split_min_feasible_bytes": after["min_feasible_bytes"],
             "split_peak_bytes": after["peak_bytes"],
             "splits": len(splits), "seconds": round(seconds, 2),
-            "stopped_by": stop.group(1)[:160] if stop else "",
+            "stopped_by": (f"'{stop.group(2)}': " + stop.group(1).replace(
+                "is set by this op", "is set by it")) if stop else "",
         }
         row["factor"] = round(row["min_feasible_bytes"] /
                               max(1, row["split_min_feasible_bytes"]), 2)

@@ -10,7 +10,9 @@ zero-filled inits shared as destinations, helpers called with values used
 again, views (expand/collapse), elementwise ops. For each one and a random
 budget between its smallest feasible and its peak, one of
 --lms-insert-swaps, --lms-rematerialize and --lms-plan rewrites it (or
---lms-schedule reorders it, with its peak as the budget); then
+--lms-schedule reorders it, with its peak as the budget, or --lms-split
+splits it, into a random number of slices or for a budget below its
+smallest feasible one); then
 both the original and the rewritten program run on the emulated device.
 Checked: the pass succeeds or fails with a clean error; the outputs are the
 same; the measured device high-water mark equals the analysed peak and fits
@@ -260,14 +262,19 @@ def execute(path, work, tag, capacity=None, arena=False):
     return (out, json.load(open(stats))), None
 
 
-METHODS = ["insert-swaps", "rematerialize", "plan", "schedule"]
+METHODS = ["insert-swaps", "rematerialize", "plan", "schedule", "split"]
 
 
 def check(index, seed, arena=False):
     rng = random.Random(seed * 100003 + index)
     program = Program(rng).build(rng.randint(6, 28))
     # The arena runs plan against arenas; scheduling has no arena option.
-    method = rng.choice(METHODS[:3] if arena else METHODS)
+    method = rng.choice(METHODS[:3] if arena else METHODS[:4])
+    # Splitting is drawn from a stream of its own, so that the programs and
+    # methods of earlier seeds stay what they were.
+    split_rng = random.Random(f"split-{seed}-{index}")
+    if not arena and split_rng.random() < 0.2:
+        method = "split"
     result = {"index": index, "method": method}
     with tempfile.TemporaryDirectory() as work:
         src = os.path.join(work, "p.mlir")
@@ -287,6 +294,15 @@ def check(index, seed, arena=False):
         options = f"alignment={ALIGN}" if method == "schedule" else \
             f"budget={budget} alignment={ALIGN}" + \
             (" arena=true" if arena else "")
+        if method == "split":
+            # A slice count, or a budget below the smallest feasible one.
+            if split_rng.random() < 0.5:
+                options = (f"slices={split_rng.choice([2, 4, 8])} "
+                           f"alignment={ALIGN}")
+            else:
+                budget = split_rng.randint(max(1, floor // 4), floor)
+                options = f"budget={budget} alignment={ALIGN}"
+            result.update(budget=budget, options=options)
         r = run([LMS_OPT, src, f"--lms-{method}={options}", "-o", out])
         if r.returncode:
             clean = r.returncode == 1 and "error:" in r.stderr and \
@@ -300,8 +316,10 @@ def check(index, seed, arena=False):
         stripped = run([LMS_OPT, out, "--lms-strip"]).stdout
         original = run([LMS_OPT, src]).stdout
         reordered = method in ("plan", "schedule")
-        if stripped != original and not (reordered and
-                                         same_ops(stripped, original)):
+        # Splitting rewrites ops into loops, which --lms-strip keeps; the
+        # values are checked by execution.
+        if method != "split" and stripped != original and not (
+                reordered and same_ops(stripped, original)):
             return dict(result, violation="strip does not give back the input")
         base, err = execute(src, work, "orig")
         if err:
@@ -330,7 +348,8 @@ def check(index, seed, arena=False):
                         analysed=after["step"]["arena"]["bytes"],
                         violation="; ".join(problems) or None)
         planned, err = execute(out, work, "planned", capacity=budget
-                               if budget >= after["main"]["peak_bytes"]
+                               if method != "split" and
+                               budget >= after["main"]["peak_bytes"]
                                else None)
         if err:
             return dict(result, violation="planned: " + err)
@@ -342,7 +361,16 @@ def check(index, seed, arena=False):
             problems.append("different outputs")
         if measured != analysed:
             problems.append(f"measured {measured} != analysed {analysed}")
-        if step_peak > budget:
+        if method == "split":
+            # Splitting for a budget lowers the smallest feasible budget,
+            # never raises it (a slice count asked for may: the slices are
+            # rounded up to the alignment).
+            if "budget=" in options and \
+                    after["step"]["min_feasible_bytes"] > floor:
+                problems.append(f"smallest feasible budget of @step "
+                                f"{after['step']['min_feasible_bytes']} > "
+                                f"{floor} before the split")
+        elif step_peak > budget:
             problems.append(f"analysed peak of @step {step_peak} > budget "
                             f"{budget}")
         if planned[1]["leaked_bytes"]:

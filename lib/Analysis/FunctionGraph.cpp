@@ -952,6 +952,10 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
             updates.push_back(*buffer);
             continue;
           }
+          // In a nested block, written in place into (a view of) a buffer
+          // of the enclosing function: no new buffer here either.
+          if (!buffer && regionMode && analysed && *analysed)
+            continue;
         } else {
           // Views alias their source and keep it alive, except where
           // bufferization copies the view (a write to the source while the
