@@ -10,9 +10,11 @@
 #include "LMS/Analysis/FunctionGraph.h"
 #include "LMS/Analysis/MemoryAnalysis.h"
 #include "LMS/Dialect/LMS/IR/LMSDialect.h"
+#include "LMS/Graph/Units.h"
 #include "LMS/Transforms/FunctionPlanning.h"
 #include "LMS/Transforms/PlanningSupport.h"
 #include "LMS/Transforms/Schedule.h"
+#include "LMS/Transforms/Split.h"
 
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -92,6 +94,39 @@ DiagnosedSilenceableFailure LMSScheduleOp::applyToOne(
   return DiagnosedSilenceableFailure::success();
 }
 
+DiagnosedSilenceableFailure
+LMSSplitOp::applyToOne(TransformRewriter &rewriter, FunctionOpInterface target,
+                       ApplyToEachResultList &results, TransformState &state) {
+  int64_t slices = getSlicesAttr().getInt();
+  int64_t loop = getLoopAttr().getInt();
+  if (slices < 0 || slices == 1)
+    return emitDefiniteFailure()
+           << "slices must be at least 2 (or 0 to split for a budget)";
+  if (loop < -1)
+    return emitDefiniteFailure() << "loop must be -1 (measured) or a loop";
+  mlir::lms::SplitKnobs knobs;
+  knobs.slices = slices;
+  if (loop >= 0)
+    knobs.loop = static_cast<unsigned>(loop);
+  std::optional<uint64_t> limit;
+  if (slices == 0) {
+    llvm::Expected<::lms::ByteSize> size = ::lms::parseByteSize(getBudget());
+    if (!size || size->isPercent) {
+      if (!size)
+        llvm::consumeError(size.takeError());
+      return emitDefiniteFailure()
+             << "with slices = 0, budget must be a size such as \"12GiB\", "
+                "got '"
+             << getBudget() << "'";
+    }
+    limit = size->bytes;
+  }
+  if (failed(mlir::lms::splitFunction(target, mlir::lms::GraphOptions{}, limit,
+                                      knobs)))
+    return DiagnosedSilenceableFailure::definiteFailure();
+  return DiagnosedSilenceableFailure::success();
+}
+
 DiagnosedSilenceableFailure LMSReportPeakOp::applyToOne(
     TransformRewriter &rewriter, FunctionOpInterface target,
     ApplyToEachResultList &results, TransformState &state) {
@@ -117,6 +152,12 @@ void LMSRematerializeOp::getEffects(
 }
 
 void LMSScheduleOp::getEffects(
+    SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
+  onlyReadsHandle(getTargetMutable(), effects);
+  modifiesPayload(effects);
+}
+
+void LMSSplitOp::getEffects(
     SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
   onlyReadsHandle(getTargetMutable(), effects);
   modifiesPayload(effects);

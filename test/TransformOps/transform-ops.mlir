@@ -148,6 +148,57 @@ module attributes {transform.with_named_sequence} {
   }
 }
 
+// -----
+
+// COM: transform.lms.split: the middle op of the chain (its two operands and
+// COM: its result, 12 KiB) becomes a loop over 4 slices of 256 elements.
+// CHECK-LABEL: func.func @sp
+// CHECK: scf.for
+// CHECK: linalg.mul ins(%{{.*}}, %{{.*}} : tensor<256xf32>, tensor<256xf32>)
+// CHECK: tensor.insert_slice %{{.*}} : tensor<256xf32> into tensor<1024xf32>
+module attributes {transform.with_named_sequence} {
+  func.func @sp(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+    %e = tensor.empty() : tensor<1024xf32>
+    %a = linalg.exp ins(%x : tensor<1024xf32>) outs(%e : tensor<1024xf32>) -> tensor<1024xf32>
+    %e2 = tensor.empty() : tensor<1024xf32>
+    %b = linalg.mul ins(%a, %x : tensor<1024xf32>, tensor<1024xf32>) outs(%e2 : tensor<1024xf32>) -> tensor<1024xf32>
+    return %b : tensor<1024xf32>
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.lms.split %f {slices = 4} : !transform.any_op
+    transform.yield
+  }
+}
+
+// -----
+
+module attributes {transform.with_named_sequence} {
+  func.func @sq(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+    return %x : tensor<1024xf32>
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    // expected-error @below {{slices must be at least 2 (or 0 to split for a budget)}}
+    transform.lms.split %f {slices = 1} : !transform.any_op
+    transform.yield
+  }
+}
+
+// -----
+
+module attributes {transform.with_named_sequence} {
+  func.func @sr(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+    return %x : tensor<1024xf32>
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    // expected-error @below {{with slices = 0, budget must be a size such as "12GiB", got ''}}
+    transform.lms.split %f : !transform.any_op
+    transform.yield
+  }
+}
+
 // COM: The same script runs in upstream mlir-opt with the dialect plugin,
 // COM: which registers the transform.lms extension.
 // RUN: mlir-opt %s --load-dialect-plugin=%lms_lib_dir/LMSDialectPlugin.so --transform-interpreter -split-input-file -verify-diagnostics | FileCheck %s

@@ -105,6 +105,37 @@ def LMSScheduleOp : LMSTransformOp<"schedule"> {
   let assemblyFormat = "$target attr-dict `:` type($target)";
 }
 
+def LMSSplitOp : LMSTransformOp<"split"> {
+  let summary = "Splits the op that sets each target function's smallest "
+                "feasible budget into loops over slices";
+  let description = [{
+    Runs `--lms-split` on every function the handle points to: the op that
+    sets the smallest feasible budget, with its neighbours along a parallel
+    dimension, becomes loops over `slices` slices (`loop`: the anchor's loop
+    to split, -1: measured). With `slices = 0`, splits while the smallest
+    feasible budget is above `budget` (a size such as `"12GiB"`; required
+    then), with the fewest slices that bring it within.
+
+    ```mlir
+    transform.lms.split %f {slices = 8} : !transform.any_op
+    transform.lms.split %f {budget = "12GiB"} : !transform.any_op
+    ```
+
+    The split ops are erased and new ones created inside loops: handles to
+    ops of the function other than the function itself are invalidated.
+    Fails definitely, with the pass's diagnostic, on an op that cannot be
+    split (with `slices`), a slice count that does not divide the loop, a
+    malformed budget or a function it cannot analyse. Reads the handle and
+    modifies the payload.
+  }];
+  let arguments = (ins TransformHandleTypeInterface:$target,
+                       DefaultValuedAttr<I64Attr, "0">:$slices,
+                       DefaultValuedAttr<I64Attr, "-1">:$loop,
+                       DefaultValuedAttr<StrAttr, "\"\"">:$budget);
+  let results = (outs);
+  let assemblyFormat = "$target attr-dict `:` type($target)";
+}
+
 def LMSReportPeakOp : LMSTransformOp<"report_peak"> {
   let summary = "Emits the peak device memory of each target as a remark";
   let description = [{
