@@ -22,7 +22,9 @@ another) and then goes through every pass below. Oracles:
     no function peaks higher than before;
   - --lms-strip of a planning pass's output gives back the input (when the
     input has no LMS ops of its own: strip undoes those too); after
-    --lms-plan, which may reorder ops, the same ops in any order.
+    --lms-plan, which may reorder ops, the same ops in any order (unless it
+    split ops into loops, which strip keeps);
+  - --lms-split's output (for half the peak, or into 4 slices) verifies.
 
 Mutants that the parser rejects count as executions too (they exercise the
 diagnostics). Prints a table and writes JSON; exits 1 on any finding, and
@@ -78,6 +80,7 @@ PASSES = [
     ("rematerialize", ["--lms-rematerialize"], 0.8),
     ("plan", ["--lms-plan"], 0.7),
     ("schedule", ["--lms-schedule"], "reorder"),
+    ("split", ["--lms-split"], "split"),
 ]
 
 CRASH_SIGNS = ["PLEASE submit a bug report", "Stack dump", "Assertion",
@@ -234,6 +237,28 @@ def check(job):
                             findings.append((name, f"peak went up: {higher}",
                                              ""))
                 continue
+            if fraction == "split":
+                # Split for half the peak (or into 4 slices): the output
+                # parses and verifies again.
+                if not before:
+                    continue
+                extra = ([f"--lms-budget={max(1, max(before.values()) // 2)}B"]
+                         if rng.random() < 0.5 else [])
+                split_args = args if extra else ["--lms-split=slices=4"]
+                rc, out, err = run([path, "-allow-unregistered-dialect"] +
+                                   split_args + extra)
+                executions += 1
+                why = crashed(rc, err)
+                if why:
+                    findings.append((name, why, err[-2000:]))
+                elif rc == 0:
+                    rc2, _, err2 = run(["-", "-allow-unregistered-dialect",
+                                        "-o", "/dev/null"], out)
+                    executions += 1
+                    if rc2 != 0:
+                        findings.append((name, "output does not verify",
+                                         err2[-2000:]))
+                continue
             if fraction is not None:
                 if not before or "lms.budget" in mutant:
                     continue
@@ -273,6 +298,9 @@ def check(job):
                                  err3[-2000:]))
             elif (rc4 == 0 and stripped != original and
                   not (name == "plan" and same_ops(stripped, original)) and
+                  # --lms-plan split ops into loops: strip keeps those.
+                  not (name == "plan" and out.count("scf.for") >
+                       original.count("scf.for")) and
                   not re.search(r"lms\.(swap|recompute)", mutant)):
                 # (Strip also undoes the LMS ops an input already had.)
                 findings.append((name, "strip does not restore the input", ""))

@@ -52,6 +52,8 @@ typedef struct LMSPipelineOptions {
   const char *hostBudget; /**< host memory an offloading plan may hold at
                                once ("64GB"); NULL or "": the device
                                preset's host memory */
+  int noSplit; /**< nonzero: strategy "plan" does not split the op that sets
+                    the smallest feasible budget into loops over slices */
 } LMSPipelineOptions;
 
 /** Adds the LMS flow to `passManager` (on builtin.module). Returns failure,

@@ -73,6 +73,8 @@ static std::string optionString(const LMSPipelineOptions *options) {
     if (options->arena)
       add("arena", "true");
     add("host-budget", options->hostBudget);
+    if (options->noSplit)
+      add("split", "false");
   }
   return text;
 }

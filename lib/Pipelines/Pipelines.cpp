@@ -134,6 +134,7 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
     plan.alignment = alignment;
     plan.arena = options.arena;
     plan.hostBudget = options.hostBudget;
+    plan.split = options.split;
     pm.addPass(createLMSPlan(plan));
     break;
   }

@@ -19,6 +19,8 @@
 #include "LMS/Transforms/Schedule.h"
 #include "LMS/Transforms/Split.h"
 
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -43,6 +45,12 @@ struct Outcome {
 
 struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
   using Base::Base;
+
+  // Splitting slices linalg ops through their TilingInterface models.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    linalg::registerTilingInterfaceExternalModels(registry);
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();

@@ -125,6 +125,12 @@ struct LMSPipelineOptions : public PassPipelineOptions<LMSPipelineOptions> {
           clEnumValN(LMSLowering::GPU, "gpu",
                      "lms-gpu-pipeline's lowering (compute in NVVM "
                      "kernels)"))};
+  PassOptions::Option<bool> split{
+      *this, "split",
+      llvm::cl::desc("With strategy=plan, split the op that sets the "
+                     "smallest feasible budget into loops over slices when "
+                     "that budget is above the budget (--lms-split)"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> report{
       *this, "report",
       llvm::cl::desc("Write the memory report (JSON) of the rewritten "
