@@ -35,6 +35,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <map>
 #include <numeric>
 #include <optional>
 
@@ -1462,6 +1463,20 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
     return done;
   int64_t slices = knobs.slices;
   unsigned maxRounds = slices ? 1 : knobs.rounds;
+  // What was chosen for an anchor, by the anchor's signature (its name,
+  // attributes and types): the layers of a network repeat the same ops, and
+  // one measurement serves them all.
+  std::map<std::string, std::tuple<unsigned, SplitGrowth, int64_t>> remembered;
+  auto signatureOf = [](Operation *op) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << op->getName() << op->getAttrDictionary();
+    for (Type type : op->getOperandTypes())
+      os << "," << type;
+    for (Type type : op->getResultTypes())
+      os << "->" << type;
+    return text;
+  };
   for (unsigned round = 0; round < maxRounds; ++round) {
     FailureOr<Floor> floor = floorOf(func, options);
     if (failed(floor))
@@ -1498,6 +1513,21 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
     int64_t count = slices;
     std::optional<uint64_t> after;
     SplitKnobs chosen = knobs;
+    std::string signature = signatureOf(anchor);
+    if (!count) {
+      auto it = remembered.find(signature);
+      if (it != remembered.end()) {
+        auto [d, growth, k] = it->second;
+        chosen.loop = d;
+        chosen.growth = growth;
+        FailureOr<SplitRegion> again =
+            findSplitRegion(anchor, knobs.minBytes, why, d, growth);
+        if (succeeded(again) && llvm::is_contained(again->sliceCounts(), k)) {
+          region = std::move(again);
+          count = k;
+        }
+      }
+    }
     if (!count && (!knobs.loop || !knobs.growth)) {
       // The dimension and the growth whose loops need least at the most
       // slices, measured (the tensors a region reads whole count as much
@@ -1588,6 +1618,8 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
                 "be a multiple of "
              << region->granularity;
     }
+    if (!slices)
+      remembered[signature] = {region->dim, region->growth, count};
     std::string name = anchor->getName().getStringRef().str();
     Location loc = anchor->getLoc();
     unsigned ops = region->ops.size(), loops = region->numLoops;
