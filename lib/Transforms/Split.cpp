@@ -1495,6 +1495,20 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
     // A call's floor is its callee's, split (or not) on its own.
     if (isa<CallOpInterface>(anchor))
       return done;
+    // The values a function returns are resident at its end, whole.
+    if (anchor->hasTrait<OpTrait::IsTerminator>()) {
+      if (slices)
+        return anchor->emitError()
+               << "lms-split: the smallest feasible budget is set by the "
+                  "values returned here, which no split changes";
+      if (knobs.warn)
+        anchor->emitWarning()
+            << "lms-split: the smallest feasible budget "
+            << ::lms::formatBytes(floor->bytes) << " (" << floor->bytes
+            << " bytes) is set by the values returned here, which no split "
+               "changes";
+      return done;
+    }
     std::string why;
     FailureOr<SplitRegion> region =
         findSplitRegion(anchor, knobs.minBytes, why, knobs.loop,

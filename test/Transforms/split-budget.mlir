@@ -116,3 +116,12 @@ func.func @caller(%x: tensor<64x64xf32>) -> tensor<f32> attributes {lms.budget =
   %r = call @reduce_all(%x) : (tensor<64x64xf32>) -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// COM: The values a function returns stay resident at its end: when they set
+// COM: the floor, a warning says so and nothing is split.
+func.func @returns(%x: tensor<1024xf32>, %y: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<1024xf32>) attributes {lms.budget = "1KiB"} {
+  // expected-warning @+1 {{lms-split: the smallest feasible budget 8.00 KiB (8192 bytes) is set by the values returned here, which no split changes}}
+  return %x, %y : tensor<1024xf32>, tensor<1024xf32>
+}
