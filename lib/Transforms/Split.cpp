@@ -1434,7 +1434,7 @@ static std::optional<uint64_t> trialSplit(FunctionOpInterface func,
     return std::nullopt;
   Operation *copy = func->clone();
   SymbolTable(module).insert(copy);
-  auto restore = llvm::make_scope_exit([&] { copy->erase(); });
+  llvm::scope_exit restore([&] { copy->erase(); });
   Block &block = cast<FunctionOpInterface>(copy).getFunctionBody().front();
   Operation *copied = &*std::next(block.begin(), positionOf(anchor));
   FailureOr<SplitRegion> region =
