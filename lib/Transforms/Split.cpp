@@ -1536,9 +1536,20 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
         chosen.growth = growth;
         FailureOr<SplitRegion> again =
             findSplitRegion(anchor, knobs.minBytes, why, d, growth);
-        if (succeeded(again) && llvm::is_contained(again->sliceCounts(), k)) {
+        // Measured once more (the same op elsewhere may sit among other
+        // neighbours): taken when it reaches the budget or lowers the op's
+        // need, else the full search below.
+        std::string ignored;
+        std::optional<uint64_t> bytes =
+            succeeded(again) && llvm::is_contained(again->sliceCounts(), k)
+                ? trialSplit(func, anchor, k, options, chosen, ignored)
+                : std::nullopt;
+        if (bytes && (*bytes <= *limit || *bytes < floor->bytes)) {
           region = std::move(again);
           count = k;
+          after = bytes;
+        } else {
+          chosen = knobs;
         }
       }
     }
