@@ -92,6 +92,13 @@ uint64_t tensorBytes(Value v) {
   return static_cast<uint64_t>(type.getNumElements()) * ((bits + 7) / 8);
 }
 
+/// Ops that make a destination (an empty or filled tensor): they join the
+/// region with the op they feed at any size, since sliced they cost nothing
+/// whole.
+bool isCheapInit(Operation *op) {
+  return isa<tensor::EmptyOp, linalg::FillOp>(op);
+}
+
 /// The dimension `index` of `v`'s static shape, or -1.
 int64_t dimSize(Value v, unsigned index) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
@@ -132,6 +139,8 @@ public:
   std::pair<uint64_t, uint64_t>
   estimate(const DenseSet<Operation *> &region) const;
   void shrink();
+  /// Takes `ops` out of the region.
+  void remove(ArrayRef<Operation *> ops);
 
 private:
   /// The axis `v` must have: its dimension `dim` holds extent x scale
@@ -144,8 +153,17 @@ private:
                                  std::string &whyNot) const;
   std::optional<OpInfo> describeLinalg(linalg::LinalgOp op, unsigned loop,
                                        Scale scale, std::string &whyNot) const;
+  /// A collapse_shape or expand_shape from `src` to `result`, `expanded`
+  /// being the side with a group of dimensions per dimension of the other.
+  std::optional<OpInfo> describeReshape(Value src, Value result,
+                                        ArrayRef<ReassociationIndices> groups,
+                                        Value expanded, Value via, Axis axis,
+                                        std::string &whyNot) const;
   bool consistent(Operation *op, const OpInfo &info) const;
   void commit(Operation *op, OpInfo info);
+  /// Describes `op` reached through `via` carrying `axis` and, when it fits
+  /// the region, makes it a member.
+  bool join(Operation *op, Value via, Axis axis);
 };
 
 } // namespace
@@ -241,6 +259,39 @@ std::optional<OpInfo> RegionGrower::describeLinalg(linalg::LinalgOp op,
   return info;
 }
 
+std::optional<OpInfo> RegionGrower::describeReshape(
+    Value src, Value result, ArrayRef<ReassociationIndices> groups,
+    Value expanded, Value via, Axis axis, std::string &whyNot) const {
+  // One side has a group of dimensions per dimension of the other; the
+  // dimension is the outermost of its group, whose inner dimensions
+  // multiply its scale on the collapsed side.
+  Value collapsed = expanded == src ? result : src;
+  auto expandedType = dyn_cast<RankedTensorType>(expanded.getType());
+  if (!expandedType || !expandedType.hasStaticShape())
+    return std::nullopt;
+  std::optional<Axis> wide, narrow;
+  for (auto [g, group] : llvm::enumerate(groups)) {
+    int64_t inner = 1;
+    for (int64_t d : ArrayRef<int64_t>(group).drop_front())
+      inner *= expandedType.getDimSize(d);
+    if (via == expanded && axis.dim == group.front()) {
+      wide = axis;
+      narrow = Axis{static_cast<unsigned>(g), axis.scale.times(inner)};
+    } else if (via == collapsed && axis.dim == g) {
+      narrow = axis;
+      wide = Axis{static_cast<unsigned>(group.front()), axis.scale.over(inner)};
+    }
+  }
+  if (!wide || !fits(expanded, wide->dim, wide->scale)) {
+    whyNot = "the dimension is not the outermost of its reshape group";
+    return std::nullopt;
+  }
+  OpInfo info;
+  info.inputs.push_back({src, expanded == src ? *wide : *narrow});
+  info.results.push_back(expanded == src ? *narrow : *wide);
+  return info;
+}
+
 std::optional<OpInfo> RegionGrower::describe(Operation *op, Value via,
                                              Axis axis,
                                              std::string &whyNot) const {
@@ -255,67 +306,14 @@ std::optional<OpInfo> RegionGrower::describe(Operation *op, Value via,
     info.results.push_back(axis);
     return info;
   }
-  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
-    if (!collapse.getSrcType().hasStaticShape())
-      return std::nullopt;
-    SmallVector<ReassociationIndices> groups =
-        collapse.getReassociationIndices();
-    Axis src, res;
-    bool found = false;
-    for (auto [g, group] : llvm::enumerate(groups)) {
-      int64_t inner = 1;
-      for (int64_t d : ArrayRef<int64_t>(group).drop_front())
-        inner *= collapse.getSrcType().getDimSize(d);
-      if (via == collapse.getSrc() && axis.dim == group.front()) {
-        src = axis;
-        res = Axis{static_cast<unsigned>(g), axis.scale.times(inner)};
-        found = true;
-      } else if (via == collapse.getResult() && axis.dim == g) {
-        res = axis;
-        src =
-            Axis{static_cast<unsigned>(group.front()), axis.scale.over(inner)};
-        found = true;
-      }
-    }
-    if (!found || !fits(collapse.getSrc(), src.dim, src.scale)) {
-      whyNot = "the dimension is not the outermost of its reshape group";
-      return std::nullopt;
-    }
-    OpInfo info;
-    info.inputs.push_back({collapse.getSrc(), src});
-    info.results.push_back(res);
-    return info;
-  }
-  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
-    if (!expand.getResultType().hasStaticShape())
-      return std::nullopt;
-    SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
-    Axis src, res;
-    bool found = false;
-    for (auto [g, group] : llvm::enumerate(groups)) {
-      int64_t inner = 1;
-      for (int64_t d : ArrayRef<int64_t>(group).drop_front())
-        inner *= expand.getResultType().getDimSize(d);
-      if (via == expand.getSrc() && axis.dim == g) {
-        src = axis;
-        res =
-            Axis{static_cast<unsigned>(group.front()), axis.scale.over(inner)};
-        found = true;
-      } else if (via == expand.getResult() && axis.dim == group.front()) {
-        res = axis;
-        src = Axis{static_cast<unsigned>(g), axis.scale.times(inner)};
-        found = true;
-      }
-    }
-    if (!found || !fits(expand.getResult(), res.dim, res.scale)) {
-      whyNot = "the dimension is not the outermost of its reshape group";
-      return std::nullopt;
-    }
-    OpInfo info;
-    info.inputs.push_back({expand.getSrc(), src});
-    info.results.push_back(res);
-    return info;
-  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
+    return describeReshape(collapse.getSrc(), collapse.getResult(),
+                           collapse.getReassociationIndices(),
+                           /*expanded=*/collapse.getSrc(), via, axis, whyNot);
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+    return describeReshape(expand.getSrc(), expand.getResult(),
+                           expand.getReassociationIndices(),
+                           /*expanded=*/expand.getResult(), via, axis, whyNot);
   if (auto pad = dyn_cast<tensor::PadOp>(op)) {
     // Padding elsewhere: a slice of the padded tensor is the padded slice.
     if (!pad.getSourceType().hasStaticShape() ||
@@ -432,6 +430,28 @@ void RegionGrower::commit(Operation *op, OpInfo info) {
   members.insert({op, std::move(info)});
 }
 
+bool RegionGrower::join(Operation *op, Value via, Axis axis) {
+  std::string ignored;
+  std::optional<OpInfo> described = describe(op, via, axis, ignored);
+  if (!described || !consistent(op, *described))
+    return false;
+  commit(op, std::move(*described));
+  return true;
+}
+
+void RegionGrower::remove(ArrayRef<Operation *> ops) {
+  for (Operation *op : ops) {
+    for (Value result : op->getResults())
+      resultAxis.erase(result);
+    members.erase(op);
+  }
+  pinned.clear();
+  for (auto &[op, info] : members)
+    for (auto &[v, axis] : info.inputs)
+      if (!axis && isa<RankedTensorType>(v.getType()))
+        pinned.insert(v);
+}
+
 LogicalResult RegionGrower::grow(std::string &whyNot) {
   std::optional<OpInfo> seed;
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(anchor)) {
@@ -457,9 +477,6 @@ LogicalResult RegionGrower::grow(std::string &whyNot) {
   if (growth == SplitGrowth::Reach) {
     commit(anchor, std::move(*seed));
     SmallVector<Operation *> worklist{anchor};
-    auto isCheap = [](Operation *op) {
-      return isa<tensor::EmptyOp, linalg::FillOp>(op);
-    };
     while (!worklist.empty()) {
       Operation *op = worklist.pop_back_val();
       OpInfo info = members.lookup(op);
@@ -469,14 +486,10 @@ LogicalResult RegionGrower::grow(std::string &whyNot) {
         if (!axis || !producer || members.count(producer) ||
             producer->getBlock() != block || pinned.contains(v))
           continue;
-        if (!isCheap(producer) && tensorBytes(v) < minBytes)
+        if (!isCheapInit(producer) && tensorBytes(v) < minBytes)
           continue;
-        std::string ignored;
-        std::optional<OpInfo> described = describe(producer, v, *axis, ignored);
-        if (!described || !consistent(producer, *described))
-          continue;
-        commit(producer, std::move(*described));
-        worklist.push_back(producer);
+        if (join(producer, v, *axis))
+          worklist.push_back(producer);
       }
       // Consumers of the large results.
       for (auto [i, result] : llvm::enumerate(op->getResults())) {
@@ -486,13 +499,8 @@ LogicalResult RegionGrower::grow(std::string &whyNot) {
           Operation *user = block->findAncestorOpInBlock(*use.getOwner());
           if (!user || members.count(user))
             continue;
-          std::string ignored;
-          std::optional<OpInfo> described =
-              describe(user, result, *info.results[i], ignored);
-          if (!described || !consistent(user, *described))
-            continue;
-          commit(user, std::move(*described));
-          worklist.push_back(user);
+          if (join(user, result, *info.results[i]))
+            worklist.push_back(user);
         }
       }
     }
@@ -512,9 +520,6 @@ LogicalResult RegionGrower::grow(std::string &whyNot) {
 }
 
 void RegionGrower::growGreedy(OpInfo seed) {
-  auto isCheap = [](Operation *op) {
-    return isa<tensor::EmptyOp, linalg::FillOp>(op);
-  };
   // Adds `op` and the empties and fills of its inputs that carry the
   // dimension (they come with it: sliced, they cost nothing whole).
   auto addWithInits = [&](Operation *op, OpInfo info) {
@@ -524,31 +529,15 @@ void RegionGrower::growGreedy(OpInfo seed) {
       OpInfo current = members.lookup(added[i]);
       for (auto &[v, axis] : current.inputs) {
         Operation *producer = v.getDefiningOp();
-        if (!axis || !producer || !isCheap(producer) ||
+        if (!axis || !producer || !isCheapInit(producer) ||
             members.count(producer) || producer->getBlock() != block ||
             pinned.contains(v))
           continue;
-        std::string ignored;
-        std::optional<OpInfo> described = describe(producer, v, *axis, ignored);
-        if (!described || !consistent(producer, *described))
-          continue;
-        commit(producer, std::move(*described));
-        added.push_back(producer);
+        if (join(producer, v, *axis))
+          added.push_back(producer);
       }
     }
     return added;
-  };
-  auto removeAll = [&](ArrayRef<Operation *> ops) {
-    for (Operation *op : ops) {
-      for (Value result : op->getResults())
-        resultAxis.erase(result);
-      members.erase(op);
-    }
-    pinned.clear();
-    for (auto &[op, info] : members)
-      for (auto &[v, axis] : info.inputs)
-        if (!axis && isa<RankedTensorType>(v.getType()))
-          pinned.insert(v);
   };
   auto regionEstimate = [&]() {
     DenseSet<Operation *> region;
@@ -611,7 +600,7 @@ void RegionGrower::growGreedy(OpInfo seed) {
       SmallVector<Operation *> added =
           addWithInits(candidate.op, std::move(*described));
       auto bytes = regionEstimate();
-      removeAll(added);
+      remove(added);
       if (!next || bytes < next->second)
         next = {c, bytes};
     }
@@ -632,7 +621,7 @@ void RegionGrower::growGreedy(OpInfo seed) {
       ++sinceBest;
     }
   }
-  removeAll(ArrayRef<Operation *>(order).drop_front(bestSize));
+  remove(ArrayRef<Operation *>(order).drop_front(bestSize));
 }
 
 std::pair<uint64_t, uint64_t>
@@ -694,11 +683,7 @@ void RegionGrower::shrink() {
   for (auto &[op, info] : members)
     if (!region.contains(op))
       dropped.push_back(op);
-  for (Operation *op : dropped) {
-    for (Value result : op->getResults())
-      resultAxis.erase(result);
-    members.erase(op);
-  }
+  remove(dropped);
 }
 
 LogicalResult RegionGrower::prune(std::string &whyNot) {
@@ -744,11 +729,7 @@ LogicalResult RegionGrower::prune(std::string &whyNot) {
       if (info.firstLoop >= loopOf && position[op] > position[reader])
         later.push_back(op);
     if (!later.empty() && !llvm::is_contained(later, anchor)) {
-      for (Operation *op : later) {
-        for (Value result : op->getResults())
-          resultAxis.erase(result);
-        members.erase(op);
-      }
+      remove(later);
       continue;
     }
     if (leaving == anchor) {
@@ -759,9 +740,7 @@ LogicalResult RegionGrower::prune(std::string &whyNot) {
       whyNot = text;
       return failure();
     }
-    for (Value result : leaving->getResults())
-      resultAxis.erase(result);
-    members.erase(leaving);
+    remove(leaving);
   }
 }
 
@@ -1454,6 +1433,14 @@ static std::optional<uint64_t> trialSplit(FunctionOpInterface func,
   return bytes;
 }
 
+/// "the smallest feasible budget 1.00 KiB (1024 bytes) is set by", the
+/// start of the warnings of budget mode.
+static std::string floorSetBy(uint64_t bytes) {
+  return "lms-split: the smallest feasible budget " +
+         ::lms::formatBytes(bytes) + " (" + std::to_string(bytes) +
+         " bytes) is set by";
+}
+
 FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
                                              const GraphOptions &options,
                                              std::optional<uint64_t> limit,
@@ -1463,6 +1450,8 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
     return done;
   int64_t slices = knobs.slices;
   unsigned maxRounds = slices ? 1 : knobs.rounds;
+  // Without a limit, split as far as it goes.
+  uint64_t target = limit.value_or(0);
   // What was chosen for an anchor, by the anchor's signature (its name,
   // attributes and types): the layers of a network repeat the same ops, and
   // one measurement serves them all.
@@ -1481,7 +1470,7 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
     FailureOr<Floor> floor = floorOf(func, options);
     if (failed(floor))
       return failure();
-    if (limit && floor->bytes <= *limit)
+    if (!slices && floor->bytes <= target)
       return done;
     if (!floor->op ||
         floor->op->getBlock() != &func.getFunctionBody().front()) {
@@ -1502,11 +1491,9 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
                << "lms-split: the smallest feasible budget is set by the "
                   "values returned here, which no split changes";
       if (knobs.warn)
-        anchor->emitWarning()
-            << "lms-split: the smallest feasible budget "
-            << ::lms::formatBytes(floor->bytes) << " (" << floor->bytes
-            << " bytes) is set by the values returned here, which no split "
-               "changes";
+        anchor->emitWarning() << floorSetBy(floor->bytes)
+                              << " the values returned here, which no split "
+                                 "changes";
       return done;
     }
     std::string why;
@@ -1518,10 +1505,8 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
         return anchor->emitError()
                << "lms-split: cannot split this op: " << why;
       if (knobs.warn)
-        anchor->emitWarning()
-            << "lms-split: the smallest feasible budget "
-            << ::lms::formatBytes(floor->bytes) << " (" << floor->bytes
-            << " bytes) is set by this op, which cannot be split: " << why;
+        anchor->emitWarning() << floorSetBy(floor->bytes)
+                              << " this op, which cannot be split: " << why;
       return done;
     }
     int64_t count = slices;
@@ -1544,7 +1529,7 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
             succeeded(again) && llvm::is_contained(again->sliceCounts(), k)
                 ? trialSplit(func, anchor, k, options, chosen, ignored)
                 : std::nullopt;
-        if (bytes && (*bytes <= *limit || *bytes < floor->bytes)) {
+        if (bytes && (*bytes <= target || *bytes < floor->bytes)) {
           region = std::move(again);
           count = k;
           after = bytes;
@@ -1604,7 +1589,7 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
         size_t mid = (lo + hi) / 2;
         std::optional<uint64_t> bytes =
             trialSplit(func, anchor, counts[mid], options, chosen, trialWhy);
-        if (bytes && *bytes <= *limit) {
+        if (bytes && *bytes <= target) {
           fits = {counts[mid], *bytes};
           hi = mid;
         } else {
@@ -1620,9 +1605,7 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
         if (!bytes || *bytes >= floor->bytes) {
           if (knobs.warn) {
             InFlightDiagnostic diag = anchor->emitWarning();
-            diag << "lms-split: the smallest feasible budget "
-                 << ::lms::formatBytes(floor->bytes) << " (" << floor->bytes
-                 << " bytes) is set by this op; ";
+            diag << floorSetBy(floor->bytes) << " this op; ";
             if (bytes)
               diag << "split into " << counts.back()
                    << " slices it would still need "

@@ -8,10 +8,12 @@
 // time (chunked cross-entropy, micro-batched layers, done by the compiler).
 //
 // The region split is grown from an anchor op along one dimension of its
-// iteration space: producers and consumers joined to it by tensors of at
-// least `minBytes` bytes that carry the dimension (linalg ops, through
+// iteration space over tensors of at least `minBytes` bytes that carry the
+// dimension (linalg ops; tensor.pad, tensor.insert_slice, and
 // tensor.collapse_shape/expand_shape where the dimension is outermost in its
-// group, tensor.empty; fills and empties of inits at any size). Each op is
+// group; fills and empties of inits at any size), either every such
+// neighbour (SplitGrowth::Reach) or best first by the bytes the loops would
+// hold whole (SplitGrowth::Greedy). Each op is
 // sliced by its TilingInterface implementation (upstream's, for linalg), its
 // operands from inside the region replaced by the slices computed in the same
 // iteration. An op that reduces over the dimension accumulates across
@@ -117,7 +119,8 @@ struct SplitKnobs {
 /// Splits the op of `func` that sets its smallest feasible budget (as
 /// ::lms::minimumFeasibleBytes counts it on the function's graph): with
 /// knobs.slices, once into that many slices (an error where it cannot be);
-/// else while the smallest feasible budget is above `limit`, each time with
+/// else while the smallest feasible budget is above `limit` (none: as far as
+/// splitting lowers it), each time with
 /// the fewest slices that bring the loops within it (else the most, if they
 /// lower the op's need), measured on a copy of the function. Returns the
 /// number of splits.
