@@ -193,4 +193,6 @@ public:
 void mlir::lms::registerLMSTransformDialectExtension(
     DialectRegistry &registry) {
   registry.addExtensions<LMSTransformDialectExtension>();
+  // transform.lms.split creates loops and slices of linalg ops.
+  registerSplitDependencies(registry);
 }

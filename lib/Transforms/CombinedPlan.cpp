@@ -19,8 +19,6 @@
 #include "LMS/Transforms/Schedule.h"
 #include "LMS/Transforms/Split.h"
 
-#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
-
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -46,10 +44,10 @@ struct Outcome {
 struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
   using Base::Base;
 
-  // Splitting slices linalg ops through their TilingInterface models.
+  // It may split ops (--lms-split).
   void getDependentDialects(DialectRegistry &registry) const override {
     Base::getDependentDialects(registry);
-    linalg::registerTilingInterfaceExternalModels(registry);
+    registerSplitDependencies(registry);
   }
 
   void runOnOperation() override {
@@ -135,6 +133,15 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     uint64_t measured = budgetedBytes(*graph, graphOptions);
     if (measured <= *limit)
       return success();
+    // The function was rewritten (reordered, split): its graph again.
+    auto remeasure = [&]() -> LogicalResult {
+      graph = FunctionGraph::build(func, graphOptions);
+      if (failed(graph))
+        return failure();
+      peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
+      measured = budgetedBytes(*graph, graphOptions);
+      return success();
+    };
     // First the order: a function that fits once reordered needs nothing
     // else, and one that does not has less to offload or recompute.
     if (schedule) {
@@ -152,11 +159,8 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                      << "\n";
       if (scheduled->changed) {
         reorderedAny = true;
-        graph = FunctionGraph::build(func, graphOptions);
-        if (failed(graph))
+        if (failed(remeasure()))
           return failure();
-        peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
-        measured = budgetedBytes(*graph, graphOptions);
         if (measured <= *limit)
           return success();
       }
@@ -179,11 +183,8 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         return failure();
       if (*splits) {
         reorderedAny = true;
-        graph = FunctionGraph::build(func, graphOptions);
-        if (failed(graph))
+        if (failed(remeasure()))
           return failure();
-        peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
-        measured = budgetedBytes(*graph, graphOptions);
         if (measured <= *limit)
           return success();
       }

@@ -1433,6 +1433,13 @@ static std::optional<uint64_t> trialSplit(FunctionOpInterface func,
   return bytes;
 }
 
+void mlir::lms::registerSplitDependencies(DialectRegistry &registry) {
+  registry
+      .insert<affine::AffineDialect, arith::ArithDialect, linalg::LinalgDialect,
+              scf::SCFDialect, tensor::TensorDialect>();
+  linalg::registerTilingInterfaceExternalModels(registry);
+}
+
 /// "the smallest feasible budget 1.00 KiB (1024 bytes) is set by", the
 /// start of the warnings of budget mode.
 static std::string floorSetBy(uint64_t bytes) {
@@ -1662,10 +1669,9 @@ namespace {
 struct LMSSplitPass : public mlir::lms::impl::LMSSplitBase<LMSSplitPass> {
   using Base::Base;
 
-  // Splitting slices linalg ops through their TilingInterface models.
   void getDependentDialects(DialectRegistry &registry) const override {
     Base::getDependentDialects(registry);
-    linalg::registerTilingInterfaceExternalModels(registry);
+    registerSplitDependencies(registry);
   }
 
   void runOnOperation() override {

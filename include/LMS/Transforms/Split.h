@@ -32,6 +32,7 @@
 
 #include "LMS/Analysis/FunctionGraph.h"
 
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Support/LLVM.h"
@@ -96,6 +97,11 @@ findSplitRegion(Operation *anchor, uint64_t minBytes, std::string &whyNot,
 LogicalResult applySplit(const SplitRegion &region, int64_t slices,
                          std::string &whyNot,
                          SmallVectorImpl<Operation *> *loops = nullptr);
+
+/// Adds to `registry` what splitting needs: the dialects of the ops it
+/// creates and the TilingInterface models of linalg ops (for passes'
+/// getDependentDialects and the transform extension).
+void registerSplitDependencies(DialectRegistry &registry);
 
 /// How splitFunction splits.
 struct SplitKnobs {
