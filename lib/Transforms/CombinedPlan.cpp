@@ -57,6 +57,12 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                          << "': expected auto, swap or recompute";
       return signalPassFailure();
     }
+    if (!(splitFraction > 0 && splitFraction <= 1)) {
+      module.emitError() << "invalid split-fraction "
+                         << splitFraction.getValue()
+                         << ": expected a fraction of the budget in (0, 1]";
+      return signalPassFailure();
+    }
     swapKnobs.planner = swapPlanner;
     rematKnobs.planner = rematPlanner;
     rematKnobs.timeLimitSeconds = timeLimit;
@@ -174,9 +180,8 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       knobs.printStatistics = printStatistics;
       // Aim below the budget: the loops leave room for what stays live
       // across them, and the rest of the plan is faster for it.
-      double fraction = std::clamp(splitFraction.getValue(), 0.01, 1.0);
       auto target =
-          static_cast<uint64_t>(static_cast<double>(*limit) * fraction);
+          static_cast<uint64_t>(static_cast<double>(*limit) * splitFraction);
       FailureOr<unsigned> splits =
           splitFunction(func, graphOptions, target, knobs);
       if (failed(splits))

@@ -1695,6 +1695,12 @@ struct LMSSplitPass : public mlir::lms::impl::LMSSplitBase<LMSSplitPass> {
       }
       minimum = size->bytes;
     }
+    if (loop < -1) {
+      emitError(module.getLoc())
+          << "lms-split: loop must be -1 (measured) or a loop of the op, got "
+          << static_cast<int64_t>(loop);
+      return signalPassFailure();
+    }
     if (slices < 0 || slices == 1) {
       emitError(module.getLoc())
           << "lms-split: slices must be at least 2 (or 0 to choose from the "

@@ -7,6 +7,8 @@
 // RUN: lms-opt %s --lms-plan="budget=32KiB stats=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCHEDULED-STATS
 // RUN: lms-opt %s --lms-plan="budget=32KiB" --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=FITS
 // RUN: not lms-opt %s --lms-plan="budget=32KiB strategy=magic" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not lms-opt %s --lms-plan="budget=32KiB split-fraction=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FRACTION
+// RUN: not lms-opt %s --lms-plan="budget=32KiB split-fraction=1.5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FRACTION
 // RUN: not lms-opt %s --lms-plan="budget=20KiB" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOO-SMALL
 
 // COM: The value %a (4 KiB) waits across the 16 KiB %b. Copying it to the
@@ -42,6 +44,7 @@
 
 // FITS: @f: peak {{.*}} ({{[0-9]+}} bytes)
 // BAD: error: invalid strategy 'magic': expected auto, swap or recompute
+// FRACTION: error: invalid split-fraction {{.*}}: expected a fraction of the budget in (0, 1]
 // TOO-SMALL: error: budget 20.0 KiB (20480 bytes) is below the smallest feasible budget
 func.func @f(%x: tensor<4x1024xf32>) -> tensor<1024xf32> {
   %cst = arith.constant 1.0 : f32

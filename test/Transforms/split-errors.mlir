@@ -6,7 +6,9 @@
 // ONE: error: lms-split: slices must be at least 2 (or 0 to choose from the budget), got 1
 // NEGATIVE: error: lms-split: slices must be at least 2 (or 0 to choose from the budget), got -2
 // MINBYTES: error: lms-split: min-bytes '12%' is not a size such as 64MiB
+// RUN: not lms-opt %s -split-input-file --lms-split="slices=2 loop=-3" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGLOOP
 // LOOP: error: lms-split: cannot split this op: the op has 2 loops, no loop 7
+// NEGLOOP: error: lms-split: loop must be -1 (measured) or a loop of the op, got -3
 
 // COM: What cannot be split is an error at the op that sets the smallest
 // COM: feasible budget, saying why: no parallel loop (a full reduction), not

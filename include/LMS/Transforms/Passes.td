@@ -407,8 +407,8 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "budget">,
     Option<"splitFraction", "split-fraction", "double", "0.25",
            "When splitting, the smallest feasible budget to reach, as a "
-           "fraction of the budget (the rest is left to what stays live "
-           "across the split ops)">,
+           "fraction of the budget, in (0, 1] (the rest is left to what "
+           "stays live across the split ops)">,
     Option<"rematPlanner", "remat-planner", "std::string", "\"heuristic\"",
            "Recomputation planner: heuristic, exact, dtr, chen-greedy or "
            "chen-sqrt">,
@@ -521,11 +521,14 @@ def LMSSplit : Pass<"lms-split", "ModuleOp"> {
 
     The region grows from the anchor over tensors of at least `min-bytes`
     that carry the dimension: linalg ops (sliced by their TilingInterface
-    implementation, upstream's), `tensor.collapse_shape`/`expand_shape`
-    where the dimension is the outermost of its group (tokens = batch x
-    sequence), `tensor.empty` and fills of destinations. Among the anchor's
-    parallel loops the one whose region keeps the most bytes internal is
-    split. An op that reduces over the dimension (a weight gradient, a loss
+    implementation, upstream's), `tensor.pad` and `tensor.insert_slice`
+    where the dimension is not padded and inserted whole,
+    `tensor.collapse_shape`/`expand_shape` where it is the outermost of its
+    group (tokens = batch x sequence), `tensor.empty` and fills of
+    destinations; either every such neighbour, or best first by the bytes
+    the loops would hold whole. Which of the anchor's parallel loops, which
+    growth and (with `slices=0`) how many slices are chosen by measuring
+    the split on a copy of the function with the memory analysis. An op that reduces over the dimension (a weight gradient, a loss
     sum) accumulates across the iterations in a loop-carried value, in the
     unsplit op's order: sums are bit-identical. An op that needs such a
     reduction complete (the gradient of a mean loss needs the count) starts
@@ -567,8 +570,7 @@ def LMSSplit : Pass<"lms-split", "ModuleOp"> {
            "v100-16g): its capacity is the default budget">,
     Option<"loop", "loop", "int64_t", "-1",
            "The anchor's loop (dimension of its iteration space) to split "
-           "(-1: the parallel loop whose region keeps the most bytes "
-           "internal)">,
+           "(-1: the loop and region whose loops need least, measured)">,
     Option<"minBytes", "min-bytes", "std::string", "\"\"",
            "Smallest tensor (bytes with a unit) that joins a neighbour to "
            "the region (default: a quarter of the anchor's largest tensor)">,
