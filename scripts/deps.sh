@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ lld python3 clang-format-14
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev libgmock-dev
-  coinor-libcbc-dev pkg-config
+  coinor-libcbc-dev libgecode-dev pkg-config
   python3-torch python3-torchvision
 )
 # LMS_DEPS_SKIP="torch" leaves out the PyTorch importer's packages (its tests

@@ -80,13 +80,16 @@ if preload:
 config.environment["LMS_RUNTIME"] = "emulated"
 
 # The planners on graph files: the independent plan checker, the exact
-# planner when built with CBC, and the benchmark graphs of ../shared when this
+# planner when built with CBC, the moccasin planner when built with Gecode,
+# and the benchmark graphs of ../shared when this
 # checkout sits next to them (they are not part of the project).
 config.substitutions.append(
     ("%check_plan", sys.executable + " " +
      os.path.join(config.lms_src_root, "bench", "remat", "check_plan.py")))
 if config.lms_have_cbc:
     config.available_features.add("cbc")
+if config.lms_have_gecode:
+    config.available_features.add("gecode")
 shared_graphs = os.path.join(os.path.dirname(config.lms_src_root), "shared",
                              "data", "graphs", "moccasin", "normalized")
 if os.path.isdir(shared_graphs):

@@ -753,6 +753,7 @@ lms::planRematHeuristic(const Graph &graph, uint64_t budget,
 static constexpr std::pair<RematMethod, llvm::StringLiteral> kMethodNames[] = {
     {RematMethod::Heuristic, "heuristic"},
     {RematMethod::Exact, "exact"},
+    {RematMethod::Moccasin, "moccasin"},
     {RematMethod::DTR, "dtr"},
     {RematMethod::ChenGreedy, "chen-greedy"},
     {RematMethod::ChenSqrt, "chen-sqrt"},
@@ -781,6 +782,8 @@ llvm::Expected<RematResult> lms::planRemat(const Graph &graph, uint64_t budget,
     return planRematHeuristic(graph, budget, options);
   case RematMethod::Exact:
     return planRematExact(graph, budget, options);
+  case RematMethod::Moccasin:
+    return planRematMoccasin(graph, budget, options);
   case RematMethod::DTR:
     return planRematDTR(graph, budget, options);
   case RematMethod::ChenGreedy:

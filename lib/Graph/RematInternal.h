@@ -5,6 +5,8 @@
 
 #include "LMS/Graph/Remat.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <chrono>
 
 namespace lms::detail {
@@ -63,10 +65,46 @@ private:
   bool capped = false;
 };
 
-/// The retention-interval search (RematIntervals.cpp).
-llvm::Expected<RematResult> planRematIntervals(const Graph &graph,
-                                               uint64_t budget,
-                                               const RematOptions &options);
+/// Moccasin's retention-interval model of a graph, as the interval search
+/// and the constraint program see it: one item per op (its device outputs)
+/// and one per device argument; stages are the schedule positions.
+struct RetentionItem {
+  uint64_t mem = 0;
+  double cost = 0;
+  /// The stage of its first computation (-1: an argument, resident at
+  /// entry).
+  int pos = -1;
+  bool recomputable = false;
+  /// Live-out: resident to the end, never freed.
+  bool pinned = false;
+  int64_t transient = 0;
+  /// The items it reads.
+  llvm::SmallVector<int, 4> inputs;
+};
+
+/// Per item, its retention intervals [start, end] of stages, ordered by
+/// start: it is computed at each start (the first at its own position;
+/// arguments start at -1) and resident through the end stage. Empty: an
+/// argument nobody reads (freed at entry).
+using RetentionIntervals = std::vector<std::vector<std::pair<int, int>>>;
+
+/// The items of `graph` (indices as in RetentionIntervals).
+std::vector<RetentionItem> retentionItems(const Graph &graph,
+                                          const DeviceSpec *device);
+
+/// The retention-interval search (RematIntervals.cpp); its plan's
+/// intervals in `intervals` when given.
+llvm::Expected<RematResult>
+planRematIntervals(const Graph &graph, uint64_t budget,
+                   const RematOptions &options,
+                   RetentionIntervals *intervals = nullptr);
+
+/// The plan of `intervals` (each stage's computations in schedule order,
+/// frees after the last use), validated like every planner's.
+llvm::Expected<RematResult> planOfIntervals(const Graph &graph, uint64_t budget,
+                                            const DeviceSpec *device,
+                                            const RetentionIntervals &intervals,
+                                            std::string method);
 
 } // namespace lms::detail
 

@@ -253,6 +253,51 @@ public:
     reindex();
   }
 
+  /// The plan of given intervals (as planOfIntervals takes them).
+  void load(const detail::RetentionIntervals &intervals) {
+    size_t n = items.size();
+    s.iv.assign(n, {});
+    s.uses.assign(n, {});
+    s.at.assign(numStages, {});
+    s.cov.assign(numStages, 0);
+    s.extra.assign(numStages, 0);
+    s.memory.reset(numStages);
+    s.cost = 0;
+    for (size_t p = 0; p < n && p < intervals.size(); ++p)
+      for (auto [start, end] : intervals[p]) {
+        s.iv[p].push_back({start, end});
+        if (start >= 0) {
+          s.at[start].push_back(static_cast<int>(p));
+          s.cost += items[p].cost;
+          for (int q : items[p].inputs)
+            s.uses[q].push_back(start);
+        }
+        addCov(start + 1, end, static_cast<int64_t>(items[p].mem));
+      }
+    for (std::vector<int> &u : s.uses)
+      std::sort(u.begin(), u.end());
+    dirty.assign(numStages, 1);
+    dirtyList.clear();
+    for (int st = 0; st < numStages; ++st)
+      dirtyList.push_back(st);
+    refresh();
+    entryBytes = 0;
+    for (size_t p = 0; p < n; ++p)
+      if (items[p].pos < 0 && !s.iv[p].empty())
+        entryBytes += items[p].mem;
+    indexed = numStages > kBatchAbove;
+    reindex();
+  }
+
+  /// The current intervals.
+  detail::RetentionIntervals intervals() const {
+    detail::RetentionIntervals result(items.size());
+    for (size_t p = 0; p < items.size(); ++p)
+      for (const Interval &in : s.iv[p])
+        result[p].push_back({in.start, in.end});
+    return result;
+  }
+
   /// Splits intervals until every stage fits. `noise` randomizes the scores.
   bool repair(std::mt19937_64 *rng, double noise, size_t maxSplits,
               const std::function<bool()> &expired) {
@@ -911,9 +956,37 @@ private:
 
 } // namespace
 
+std::vector<detail::RetentionItem>
+lms::detail::retentionItems(const Graph &graph, const DeviceSpec *device) {
+  IntervalPlanner planner(graph, device, 0);
+  std::vector<RetentionItem> result;
+  result.reserve(planner.items.size());
+  for (const Item &item : planner.items) {
+    RetentionItem r;
+    r.mem = item.mem;
+    r.cost = item.cost;
+    r.pos = item.pos;
+    r.recomputable = item.recomputable;
+    r.pinned = item.pinned;
+    r.transient = item.transient;
+    r.inputs.assign(item.inputs.begin(), item.inputs.end());
+    result.push_back(std::move(r));
+  }
+  return result;
+}
+
+llvm::Expected<RematResult> lms::detail::planOfIntervals(
+    const Graph &graph, uint64_t budget, const DeviceSpec *device,
+    const RetentionIntervals &intervals, std::string method) {
+  IntervalPlanner planner(graph, device, budget);
+  planner.load(intervals);
+  return finishPlan(graph, planner.emit(), budget, device, std::move(method));
+}
+
 llvm::Expected<RematResult>
 lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
-                                const RematOptions &options) {
+                                const RematOptions &options,
+                                RetentionIntervals *intervals) {
   IntervalPlanner planner(graph, options.device, budget);
 
   planner.reset();
@@ -1026,6 +1099,8 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
   }
   planner.s = best;
   planner.reindex();
+  if (intervals)
+    *intervals = planner.intervals();
   llvm::Expected<RematResult> result = detail::finishPlan(
       graph, planner.emit(), budget, options.device, "heuristic");
   if (result) {

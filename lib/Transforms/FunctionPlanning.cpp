@@ -93,13 +93,18 @@ LogicalResult mlir::lms::verifyRematKnobs(Operation *at,
   if (!method || *method == ::lms::RematMethod::CheckpointAll)
     return at->emitError() << "invalid " << plannerOption << " '"
                            << knobs.planner
-                           << "': expected heuristic, exact, dtr, "
+                           << "': expected heuristic, exact, moccasin, dtr, "
                               "chen-greedy or chen-sqrt";
   if (*method == ::lms::RematMethod::Exact && !::lms::haveExactSolver())
     return at->emitError()
            << plannerOption
            << "=exact needs CBC: this build has no MILP solver (install "
               "coinor-libcbc-dev and rebuild)";
+  if (*method == ::lms::RematMethod::Moccasin && !::lms::haveConstraintSolver())
+    return at->emitError()
+           << plannerOption
+           << "=moccasin needs Gecode: this build has no constraint solver "
+              "(install libgecode-dev and rebuild)";
   if (!(knobs.timeLimitSeconds >= 0))
     return at->emitError() << "invalid " << timeLimitOption << " "
                            << knobs.timeLimitSeconds

@@ -26,6 +26,14 @@
 // REMAT-NEXT: measured peak {{[0-9]+}} == analysed peak
 // REMAT-NEXT: no leaks
 
+// COM: The same with Moccasin's constraint program on Gecode.
+// RUN: %if gecode %{ lms-opt %t.mlir --lms-rematerialize="budget=140000 alignment=256 planner=moccasin stats=true" -o %t.moc.mlir 2>&1 | FileCheck %s --check-prefix=STATS %}
+// RUN: %if gecode %{ lms-opt %t.moc.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.moc.report.json %}
+// RUN: %if gecode %{ lms-opt %t.moc.mlir --lms-host-pipeline -o %t.moc.ll.mlir %}
+// RUN: %if gecode %{ env LMS_RUNTIME_STATS=%t.moc.json LMS_DEVICE_BYTES=140000 mlir-runner %t.moc.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.moc.out %}
+// RUN: %if gecode %{ diff %t.orig.out %t.moc.out %}
+// RUN: %if gecode %{ %check_stats %t.moc.json --max-peak 140000 --analysis %t.moc.report.json --no-leaks | FileCheck %s --check-prefix=REMAT %}
+
 // RUN: env LMS_DEVICE_BYTES=140000 not --crash mlir-runner %t.orig.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils 2>&1 | FileCheck %s --check-prefix=OOM
 // OOM: lms runtime: out of device memory
 

@@ -3,7 +3,7 @@
 // RUN: echo 'func.func @f() { return }' | not lms-opt -lms-rematerialize=time-limit=-3 -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIME
 // RUN: echo 'func.func @f() { return }' | not lms-opt -lms-rematerialize --lms-budget="12 potatoes" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUDGET
 
-// PLANNER: error: invalid planner 'magic': expected heuristic, exact, dtr, chen-greedy or chen-sqrt
+// PLANNER: error: invalid planner 'magic': expected heuristic, exact, moccasin, dtr, chen-greedy or chen-sqrt
 // TIME: error: invalid time-limit -3{{.*}}: expected a number of seconds >= 0
 // BUDGET: error: invalid budget: invalid size '12 potatoes': unknown unit 'potatoes'
 

@@ -18,7 +18,9 @@
 // offset in one arena (Placement.h) and the budget bounds the arena: when
 // the placement does not fit, the planner is asked again for less.
 //
-// Methods: checkpoint-all, chen-sqrt, chen-greedy, heuristic, exact; without
+// Methods: checkpoint-all, chen-sqrt, chen-greedy, heuristic, dtr, exact
+// (the Checkmate MILP on CBC), moccasin (Moccasin's constraint program on
+// Gecode); without
 // --method, exact for graphs of up to 120 nodes (when built with a MILP
 // solver), else heuristic. Percentages are of the peak of the reference
 // order (topo_order, each output freed after its last consumer).
@@ -61,7 +63,8 @@ static llvm::cl::opt<std::string>
 static llvm::cl::opt<std::string>
     method("method",
            llvm::cl::desc("checkpoint-all, chen-sqrt, chen-greedy, "
-                          "heuristic or exact (default: by graph size)"),
+                          "heuristic, dtr, exact or moccasin (default: by "
+                          "graph size)"),
            llvm::cl::init(""));
 static llvm::cl::opt<double>
     timeLimit("time-limit",
@@ -336,7 +339,7 @@ int main(int argc, char **argv) {
   if (!parsedMethod)
     return fail("unknown method '" + chosen +
                 "': expected checkpoint-all, chen-sqrt, chen-greedy, "
-                "heuristic, dtr or exact");
+                "heuristic, dtr, exact or moccasin");
   // One order's plan (and its arena fit); plans of a reordered graph name
   // its ops by position: they are mapped back.
   struct Outcome {
@@ -423,6 +426,9 @@ int main(int argc, char **argv) {
                            (result->computeCost - *result->lowerBound) /
                                result->computeCost)
                  .str();
+  if (result->optimalInModel)
+    status += std::string(status.empty() ? "" : ", ") +
+              "optimal in the constraint program";
   if (result->stoppedByTimeLimit)
     status += std::string(status.empty() ? "" : ", ") +
               "stopped by the time limit (not reproducible)";

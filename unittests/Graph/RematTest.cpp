@@ -111,6 +111,26 @@ TEST(Remat, ExactProvesTheOptimum) {
   EXPECT_TRUE(r->optimal);
 }
 
+TEST(Remat, MoccasinProvesTheOptimumOfItsModel) {
+  if (!haveConstraintSolver())
+    GTEST_SKIP() << "built without Gecode";
+  OneRecompute x;
+  RematOptions options;
+  options.searchIterations = 50;
+  llvm::Expected<RematResult> r = planRematMoccasin(x.g, 12, options);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  expectValid(x.g, *r, 12);
+  EXPECT_EQ(r->method, "moccasin");
+  EXPECT_DOUBLE_EQ(r->computeCost, 105);
+  // Proven within its model (here the only plan there is).
+  EXPECT_TRUE(r->optimalInModel);
+  // Below the smallest feasible budget: the same error as the others.
+  llvm::Expected<RematResult> low = planRematMoccasin(x.g, 11, options);
+  ASSERT_FALSE(static_cast<bool>(low));
+  EXPECT_NE(llvm::toString(low.takeError()).find("smallest feasible budget 12"),
+            std::string::npos);
+}
+
 TEST(Remat, BudgetBelowTheLowerBoundIsReported) {
   OneRecompute x;
   RematOptions options;
@@ -151,6 +171,16 @@ TEST(Remat, ArgumentsLiveOutsAndMultipleOutputs) {
       ASSERT_TRUE(static_cast<bool>(e)) << llvm::toString(e.takeError());
       expectValid(g, *e, budget);
       EXPECT_LE(e->computeCost, r->computeCost + 1e-9);
+    }
+    if (haveConstraintSolver()) {
+      RematOptions work;
+      work.searchIterations = 100;
+      llvm::Expected<RematResult> m = planRematMoccasin(g, budget, work);
+      ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+      expectValid(g, *m, budget);
+      llvm::Expected<RematResult> h = planRematHeuristic(g, budget, work);
+      ASSERT_TRUE(static_cast<bool>(h)) << llvm::toString(h.takeError());
+      EXPECT_LE(m->computeCost, h->computeCost + 1e-9);
     }
   }
 }
@@ -229,6 +259,22 @@ TEST(Remat, RandomGraphsKeepTheContract) {
         expectValid(g, *e, budget);
         EXPECT_LE(e->computeCost, *heuristicCost + 1e-9);
       }
+      if (heuristicCost && haveConstraintSolver() && round % 6 == 0) {
+        // Bounded by work: never worse than the heuristic with the same
+        // work (its warm start), and the same plan every time.
+        RematOptions work;
+        work.searchIterations = 60;
+        work.seed = round;
+        llvm::Expected<RematResult> h = planRematHeuristic(g, budget, work);
+        llvm::Expected<RematResult> m = planRematMoccasin(g, budget, work);
+        llvm::Expected<RematResult> again = planRematMoccasin(g, budget, work);
+        ASSERT_TRUE(h && m && again)
+            << llvm::toString(h.takeError()) << llvm::toString(m.takeError())
+            << llvm::toString(again.takeError());
+        expectValid(g, *m, budget);
+        EXPECT_LE(m->computeCost, h->computeCost + 1e-9);
+        EXPECT_EQ(m->plan, again->plan) << "round " << round;
+      }
     }
   }
   // The heuristic solves most instances (the budgets are at least the
@@ -280,9 +326,10 @@ TEST(GraphFile, ErrorsNameTheProblem) {
 
 TEST(Remat, PlannersByName) {
   // Every name round-trips, and planRemat runs the method it names.
-  for (RematMethod m : {RematMethod::Heuristic, RematMethod::Exact,
-                        RematMethod::DTR, RematMethod::ChenGreedy,
-                        RematMethod::ChenSqrt, RematMethod::CheckpointAll})
+  for (RematMethod m :
+       {RematMethod::Heuristic, RematMethod::Exact, RematMethod::Moccasin,
+        RematMethod::DTR, RematMethod::ChenGreedy, RematMethod::ChenSqrt,
+        RematMethod::CheckpointAll})
     EXPECT_EQ(parseRematMethod(rematMethodName(m)), m);
   EXPECT_FALSE(parseRematMethod("greedy").has_value());
   Graph g;

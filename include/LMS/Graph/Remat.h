@@ -16,7 +16,11 @@
 //    eviction weights until a time limit;
 //  - exact: the Checkmate MILP on CBC (when built with it), warm-started
 //    with the heuristic's plan, with a time limit, reporting the incumbent,
-//    the bound and the gap as it runs.
+//    the bound and the gap as it runs;
+//  - moccasin: Moccasin's constraint program (retention intervals, memory
+//    as a cumulative constraint) on Gecode (when built with it), warm-started
+//    with the heuristic's intervals, improved by large-neighbourhood search,
+//    with an optimality proof attempt on small graphs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +79,10 @@ struct RematResult {
   std::optional<double> lowerBound;
   /// Whether the plan is proven optimal.
   bool optimal = false;
+  /// Whether the plan is proven optimal within the moccasin planner's
+  /// constraint program (whose memory is conservative: it counts all
+  /// computations of a stage at once), not among all plans.
+  bool optimalInModel = false;
   /// Whether the wall-clock cap stopped the search before its work limit.
   bool stoppedByTimeLimit = false;
   std::string method;
@@ -110,20 +118,28 @@ llvm::Expected<RematResult> planRematDTR(const Graph &graph, uint64_t budget,
                                          const RematOptions &options);
 llvm::Expected<RematResult> planRematExact(const Graph &graph, uint64_t budget,
                                            const RematOptions &options);
+/// Moccasin's constraint program (retention intervals, a cumulative memory
+/// constraint) on Gecode, warm-started with the heuristic's plan and
+/// improved by large-neighbourhood search; on small graphs it tries to
+/// prove optimality. Fails when built without Gecode.
+llvm::Expected<RematResult> planRematMoccasin(const Graph &graph,
+                                              uint64_t budget,
+                                              const RematOptions &options);
 
 /// The planners by name: one entry point for every caller (lms-plan, the
 /// passes), so that a new planner is added in one place.
 enum class RematMethod {
   Heuristic,
   Exact,
+  Moccasin,
   DTR,
   ChenGreedy,
   ChenSqrt,
   CheckpointAll
 };
 
-/// The name options use: heuristic, exact, dtr, chen-greedy, chen-sqrt,
-/// checkpoint-all.
+/// The name options use: heuristic, exact, moccasin, dtr, chen-greedy,
+/// chen-sqrt, checkpoint-all.
 llvm::StringRef rematMethodName(RematMethod method);
 
 /// The method of a name; nullopt for an unknown one.
@@ -143,6 +159,13 @@ constexpr size_t kExactMaxOps = 200;
 
 /// Whether planRematExact has a MILP solver (CBC) behind it.
 bool haveExactSolver();
+
+/// Whether planRematMoccasin has a constraint solver (Gecode) behind it.
+bool haveConstraintSolver();
+
+/// Graphs up to this size get a proof attempt (branch and bound over the
+/// whole constraint program) after the neighbourhood search.
+constexpr size_t kMoccasinProofOps = 400;
 
 } // namespace lms
 

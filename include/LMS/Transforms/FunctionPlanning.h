@@ -57,7 +57,7 @@ FailureOr<SwapStats> insertSwapsInFunction(FunctionOpInterface func,
                                            const SwapKnobs &knobs);
 
 struct RematKnobs {
-  /// heuristic, exact, dtr, chen-greedy or chen-sqrt.
+  /// heuristic, exact, moccasin, dtr, chen-greedy or chen-sqrt.
   std::string planner = "heuristic";
   /// Wall-clock cap (0: none, except 60 s for the exact planner).
   double timeLimitSeconds = 0;

@@ -272,7 +272,8 @@ def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
   let description = [{
     Plans which values to free after a use and compute again before a later
     one (a rematerialization plan of the graph core: the retention-interval
-    search by default, the Checkmate MILP with `planner=exact`), and writes
+    search by default, the Checkmate MILP with `planner=exact`, Moccasin's
+    constraint program with `planner=moccasin`), and writes
     each recomputation as an `lms.recompute` whose body clones the producing
     ops. The later uses read the recomputed value, so the original is freed
     after its last use before the gap. A recomputation whose inputs were
@@ -326,7 +327,8 @@ def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
            "spec, else v100-16g)">,
     Option<"planner", "planner", "std::string", "\"heuristic\"",
            "Planner: heuristic (default), exact (Checkmate MILP on CBC), "
-           "dtr, chen-greedy or chen-sqrt">,
+           "moccasin (Moccasin's constraint program on Gecode), dtr, "
+           "chen-greedy or chen-sqrt">,
     Option<"timeLimit", "time-limit", "double", "0",
            "Wall-clock cap in seconds per function (0: none; the exact "
            "planner then stops at 60 s). The search is bounded by "
@@ -410,7 +412,8 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "fraction of the budget, in (0, 1] (the rest is left to what "
            "stays live across the split ops)">,
     Option<"rematPlanner", "remat-planner", "std::string", "\"heuristic\"",
-           "Recomputation planner: heuristic, exact, dtr, chen-greedy or "
+           "Recomputation planner: heuristic, exact, moccasin, dtr, "
+           "chen-greedy or "
            "chen-sqrt">,
     Option<"swapPlanner", "swap-planner", "std::string", "\"lms\"",
            "Offloading planner: lms, tflms or swap-all">,
