@@ -68,24 +68,12 @@ public:
     for (OpIndex i = 0; i < static_cast<OpIndex>(numOps); ++i)
       cost[i] = opCost(graph, i, device);
     evictable.assign(numTensors, 0);
-    // Tensors written in place hold different values over time: neither they
-    // nor what was computed from them can be recomputed.
-    std::vector<uint8_t> updated(numTensors, 0);
-    for (const Op &op : graph.getOps())
-      for (TensorIndex t : op.updates)
-        updated[t] = 1;
+    std::vector<uint8_t> recomputable = detail::recomputableOps(graph);
     for (TensorIndex t = 0; t < static_cast<TensorIndex>(numTensors); ++t) {
       const Tensor &tensor = graph.tensor(t);
-      bool readsUpdated = false;
-      if (tensor.producer >= 0)
-        for (TensorIndex input : graph.op(tensor.producer).inputs)
-          readsUpdated |= updated[input] != 0;
-      evictable[t] = tensor.space == MemorySpace::Device && !updated[t] &&
-                     !readsUpdated && tensor.producer != kEntry &&
-                     !tensor.liveOut &&
-                     graph.op(tensor.producer).kind == OpKind::Compute &&
-                     graph.op(tensor.producer).recomputable &&
-                     graph.op(tensor.producer).updates.empty();
+      evictable[t] = tensor.space == MemorySpace::Device &&
+                     tensor.producer >= 0 && !tensor.liveOut &&
+                     recomputable[tensor.producer];
     }
     // A recomputation needs the producer's inputs again: a tensor is only
     // evictable when each of them stays available (live-out, on the host)
@@ -481,6 +469,25 @@ llvm::Error checkLowerBound(const Graph &graph, uint64_t budget) {
 }
 
 } // namespace
+
+std::vector<uint8_t> lms::detail::recomputableOps(const Graph &graph) {
+  std::vector<uint8_t> updated(graph.numTensors(), 0);
+  for (const Op &op : graph.getOps())
+    for (TensorIndex t : op.updates)
+      updated[t] = 1;
+  std::vector<uint8_t> result(graph.numOps(), 0);
+  for (OpIndex i = 0; i < static_cast<OpIndex>(graph.numOps()); ++i) {
+    const Op &op = graph.op(i);
+    bool ok =
+        op.kind == OpKind::Compute && op.updates.empty() && op.recomputable;
+    for (TensorIndex t : op.inputs)
+      ok &= !updated[t];
+    for (TensorIndex t : op.outputs)
+      ok &= !updated[t];
+    result[i] = ok;
+  }
+  return result;
+}
 
 llvm::Expected<RematResult> lms::detail::finishPlan(const Graph &graph,
                                                     Plan plan, uint64_t budget,

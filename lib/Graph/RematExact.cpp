@@ -126,21 +126,16 @@ static std::vector<Unit> buildUnits(const Graph &graph,
   int n = static_cast<int>(graph.numOps());
   std::vector<Unit> units(n);
   argumentBytes.assign(n, 0);
-  std::vector<uint8_t> updated(graph.numTensors(), 0);
-  for (const Op &op : graph.getOps())
-    for (TensorIndex t : op.updates)
-      updated[t] = 1;
+  std::vector<uint8_t> recomputable = detail::recomputableOps(graph);
   for (int i = 0; i < n; ++i) {
     const Op &op = graph.op(i);
     Unit &u = units[i];
     u.cost = opCost(graph, i, device);
     u.transient = std::max<int64_t>(op.transientBytes, 0);
-    u.recomputable =
-        op.kind == OpKind::Compute && op.updates.empty() && op.recomputable;
+    u.recomputable = recomputable[i];
     u.lastRecompute = n - 1;
     for (TensorIndex t : op.outputs) {
       const Tensor &tensor = graph.tensor(t);
-      u.recomputable &= !updated[t];
       if (tensor.space != MemorySpace::Device)
         continue;
       u.mem += tensor.bytes;
@@ -148,7 +143,6 @@ static std::vector<Unit> buildUnits(const Graph &graph,
     }
     for (TensorIndex t : op.inputs) {
       const Tensor &tensor = graph.tensor(t);
-      u.recomputable &= !updated[t];
       if (tensor.space != MemorySpace::Device)
         continue;
       if (tensor.producer == kEntry) {

@@ -18,6 +18,12 @@ llvm::Expected<RematResult> finishPlan(const Graph &graph, Plan plan,
                                        const DeviceSpec *device,
                                        std::string method);
 
+/// Per op, whether the planners may compute it again: a compute op marked
+/// recomputable that writes nothing in place and neither reads nor defines
+/// a tensor some op writes in place (such tensors hold different values
+/// over time). The one rule of every remat planner.
+std::vector<uint8_t> recomputableOps(const Graph &graph);
+
 /// Seconds since construction (the planners' time limits and progress).
 class Stopwatch {
 public:

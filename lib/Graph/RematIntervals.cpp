@@ -156,10 +156,7 @@ public:
         numStages(static_cast<int>(graph.numOps())) {
     // One item per op, one per argument on the device.
     itemOfTensor.assign(graph.numTensors(), -1);
-    std::vector<uint8_t> updated(graph.numTensors(), 0);
-    for (const Op &op : graph.getOps())
-      for (TensorIndex t : op.updates)
-        updated[t] = 1;
+    std::vector<uint8_t> recomputable = detail::recomputableOps(graph);
     opItem.assign(graph.numOps(), -1);
     for (OpIndex i = 0; i < numStages; ++i) {
       const Op &op = graph.op(i);
@@ -167,11 +164,7 @@ public:
       item.pos = i;
       item.cost = opCost(graph, i, device);
       item.transient = std::max<int64_t>(op.transientBytes, 0);
-      bool readsUpdated = false;
-      for (TensorIndex t : op.inputs)
-        readsUpdated |= updated[t] != 0;
-      item.recomputable = op.kind == OpKind::Compute && op.updates.empty() &&
-                          op.recomputable && !readsUpdated;
+      item.recomputable = recomputable[i];
       for (TensorIndex t : op.outputs) {
         const Tensor &tensor = graph.tensor(t);
         if (tensor.space != MemorySpace::Device)
@@ -179,7 +172,6 @@ public:
         item.mem += tensor.bytes;
         item.tensors.push_back(t);
         item.pinned |= tensor.liveOut;
-        item.recomputable &= !updated[t];
       }
       item.splittable = item.recomputable && !item.pinned && item.mem > 0;
       opItem[i] = static_cast<int>(items.size());
