@@ -81,6 +81,9 @@ PASSES = [
     ("plan", ["--lms-plan"], 0.7),
     ("schedule", ["--lms-schedule"], "reorder"),
     ("split", ["--lms-split"], "split"),
+    # Last, so that earlier passes keep their random draws.
+    ("rematerialize-moccasin",
+     ["--lms-rematerialize=planner=moccasin iterations=20"], 0.8),
 ]
 
 CRASH_SIGNS = ["PLEASE submit a bug report", "Stack dump", "Assertion",
