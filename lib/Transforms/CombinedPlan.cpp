@@ -57,12 +57,16 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                          << "': expected auto, swap or recompute";
       return signalPassFailure();
     }
-    if (!(splitFraction > 0 && splitFraction <= 1)) {
-      module.emitError() << "invalid split-fraction "
-                         << splitFraction.getValue()
-                         << ": expected a fraction of the budget in (0, 1]";
-      return signalPassFailure();
-    }
+    fractions.assign(splitFractions.begin(), splitFractions.end());
+    if (fractions.empty())
+      fractions.push_back(0.25);
+    for (double fraction : fractions)
+      if (!(fraction > 0 && fraction <= 1)) {
+        module.emitError() << "invalid split-fraction "
+                           << llvm::formatv("{0}", fraction)
+                           << ": expected a fraction of the budget in (0, 1]";
+        return signalPassFailure();
+      }
     swapKnobs.planner = swapPlanner;
     rematKnobs.planner = rematPlanner;
     rematKnobs.timeLimitSeconds = timeLimit;
@@ -96,6 +100,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
   SwapKnobs swapKnobs;
   RematKnobs rematKnobs;
   bool reorderedAny = false;
+  std::vector<double> fractions;
 
   /// Offloads until the peak is `swapBudget`, then recomputes down to
   /// `limit`; the estimated step time of the result.
@@ -128,7 +133,6 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
   LogicalResult runOnFunction(FunctionOpInterface func,
                               const PlanningContext &context) {
     const GraphOptions &graphOptions = context.graphOptions;
-    const ::lms::DeviceSpec &spec = context.device;
     FailureOr<uint64_t> limit = resolveFunctionBudget(func, context);
     if (failed(limit))
       return failure();
@@ -175,15 +179,19 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     // the smallest feasible budget, split into slices (--lms-split).
     if (split &&
         ::lms::minimumFeasibleBytes(graph->getGraph()).first > *limit) {
-      SplitKnobs knobs;
-      knobs.warn = false;
-      knobs.printStatistics = printStatistics;
       // Aim below the budget: the loops leave room for what stays live
-      // across them, and the rest of the plan is faster for it.
-      auto target =
-          static_cast<uint64_t>(static_cast<double>(*limit) * splitFraction);
+      // across them, and the rest of the plan is faster for it. With
+      // several aims, each is planned on a copy and the fastest simulated
+      // step wins (the device model chooses the slice counts).
+      double fraction = fractions.front();
+      if (fractions.size() > 1) {
+        FailureOr<double> chosen = chooseSplitFraction(func, context, *limit);
+        if (failed(chosen))
+          return failure();
+        fraction = *chosen;
+      }
       FailureOr<unsigned> splits =
-          splitFunction(func, graphOptions, target, knobs);
+          splitFor(func, graphOptions, *limit, fraction, printStatistics);
       if (failed(splits))
         return failure();
       if (*splits) {
@@ -194,10 +202,95 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
           return success();
       }
     }
+    FailureOr<double> seconds = planMixes(func, context, *limit, *graph, peak,
+                                          measured, /*commit=*/true);
+    return failure(failed(seconds));
+  }
+
+  /// Splits for `fraction` of `limit` (--lms-split).
+  FailureOr<unsigned> splitFor(FunctionOpInterface func,
+                               const GraphOptions &graphOptions, uint64_t limit,
+                               double fraction, bool stats) {
+    SplitKnobs knobs;
+    knobs.warn = false;
+    knobs.printStatistics = stats;
+    auto target = static_cast<uint64_t>(static_cast<double>(limit) * fraction);
+    return splitFunction(func, graphOptions, target, knobs);
+  }
+
+  /// The split fraction whose plan has the fastest simulated step: each is
+  /// split and planned on the function, which is then restored.
+  FailureOr<double> chooseSplitFraction(FunctionOpInterface func,
+                                        const PlanningContext &context,
+                                        uint64_t limit) {
+    const GraphOptions &graphOptions = context.graphOptions;
+    Operation *backup = func->clone();
+    auto restore = [&] {
+      auto copy = cast<FunctionOpInterface>(backup->clone());
+      func.getFunctionBody().takeBody(copy.getFunctionBody());
+      copy->destroy();
+    };
+    std::optional<double> best;
+    double bestSeconds = 0;
+    for (double fraction : fractions) {
+      restore();
+      std::optional<double> seconds;
+      {
+        // Trials fail quietly: only the chosen plan speaks.
+        ScopedDiagnosticHandler quiet(func->getContext(),
+                                      [](Diagnostic &) { return success(); });
+        FailureOr<unsigned> splits =
+            splitFor(func, graphOptions, limit, fraction, false);
+        FailureOr<FunctionGraph> graph =
+            succeeded(splits) ? FunctionGraph::build(func, graphOptions)
+                              : FailureOr<FunctionGraph>(failure());
+        if (succeeded(graph)) {
+          uint64_t peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
+          uint64_t measured = budgetedBytes(*graph, graphOptions);
+          FailureOr<double> planned =
+              measured <= limit
+                  ? FailureOr<double>(
+                        ::lms::simulate(graph->getGraph(), context.device)
+                            .totalSeconds)
+                  : planMixes(func, context, limit, *graph, peak, measured,
+                              /*commit=*/false);
+          if (succeeded(planned))
+            seconds = *planned;
+        }
+      }
+      if (printStatistics)
+        llvm::errs() << "lms-plan: @" << func.getName() << ": split for "
+                     << llvm::formatv("{0:P0}", fraction) << " of the budget: "
+                     << (seconds
+                             ? llvm::formatv("{0:F1} us", *seconds * 1e6).str()
+                             : std::string("no plan"))
+                     << "\n";
+      if (seconds && (!best || *seconds < bestSeconds)) {
+        best = fraction;
+        bestSeconds = *seconds;
+      }
+    }
+    restore();
+    backup->destroy();
+    if (printStatistics && best)
+      llvm::errs() << "lms-plan: @" << func.getName() << ": chosen: split for "
+                   << llvm::formatv("{0:P0}", *best) << " of the budget\n";
+    // No aim gave a plan: the first one, whose planner then explains.
+    return best ? *best : fractions.front();
+  }
+
+  /// Offloads and recomputes `func` (already reordered and split) for
+  /// several mixes, each on a copy, and keeps the fastest simulated step
+  /// (`commit`), or only says how fast it is (the function is restored).
+  FailureOr<double> planMixes(FunctionOpInterface func,
+                              const PlanningContext &context, uint64_t limit,
+                              const FunctionGraph &graph, uint64_t peak,
+                              uint64_t measured, bool commit) {
+    const GraphOptions &graphOptions = context.graphOptions;
+    const ::lms::DeviceSpec &spec = context.device;
     // What must go: of the live bytes, or of the arena with arena=true.
-    uint64_t excess = measured - *limit;
-    double unconstrained =
-        ::lms::simulate(graph->getGraph(), spec).totalSeconds;
+    uint64_t excess = measured - limit;
+    double unconstrained = ::lms::simulate(graph.getGraph(), spec).totalSeconds;
 
     // The share of the excess that offloading removes.
     std::vector<double> shares;
@@ -226,7 +319,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       ScopedDiagnosticHandler quiet(func->getContext(),
                                     [](Diagnostic &) { return success(); });
       FailureOr<Outcome> outcome =
-          apply(func, graphOptions, spec, swapBudgetOf(shares[i]), *limit);
+          apply(func, graphOptions, spec, swapBudgetOf(shares[i]), limit);
       if (failed(outcome))
         continue;
       outcomes[i] = *outcome;
@@ -234,8 +327,14 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         best = i;
     }
     restore();
+    if (!commit) {
+      backup->destroy();
+      if (!best)
+        return failure();
+      return outcomes[*best]->seconds;
+    }
     if (printStatistics) {
-      llvm::errs() << "lms-plan: @" << func.getName() << ": budget " << *limit
+      llvm::errs() << "lms-plan: @" << func.getName() << ": budget " << limit
                    << " bytes, peak " << peak << " bytes, without LMS "
                    << llvm::formatv("{0:F1}", unconstrained * 1e6) << " us\n";
       for (size_t i = 0; i < shares.size(); ++i) {
@@ -256,7 +355,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       // No mix fits: the offloading planner explains why (or recomputing,
       // when only recomputation was asked for).
       FailureOr<Outcome> explained =
-          apply(func, graphOptions, spec, swapBudgetOf(shares.front()), *limit);
+          apply(func, graphOptions, spec, swapBudgetOf(shares.front()), limit);
       restore();
       backup->destroy();
       if (succeeded(explained))
@@ -266,9 +365,11 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       return failure();
     }
     FailureOr<Outcome> chosen =
-        apply(func, graphOptions, spec, swapBudgetOf(shares[*best]), *limit);
+        apply(func, graphOptions, spec, swapBudgetOf(shares[*best]), limit);
     backup->destroy();
-    return failure(failed(chosen));
+    if (failed(chosen))
+      return failure();
+    return chosen->seconds;
   }
 };
 

@@ -55,6 +55,24 @@
 // PLANNED-NEXT: measured peak {{[0-9]+}} == analysed peak
 // PLANNED-NEXT: no leaks
 
+// COM: Several aims (split-fraction=0.25,0.5,1): each is split and planned on
+// COM: a copy, the fastest simulated step wins; the chosen plan runs, fits and
+// COM: computes the same values.
+// RUN: lms-opt %s --lms-plan="budget=11000 alignment=256 stats=true split-fraction=0.25,0.5,1" -o %t.aims.mlir 2> %t.aims.log
+// RUN: FileCheck %s --check-prefix=AIMS < %t.aims.log
+// AIMS: lms-plan: @head: split for 25% of the budget: {{[0-9.]+}} us
+// AIMS-NEXT: lms-plan: @head: split for 50% of the budget: {{[0-9.]+}} us
+// AIMS-NEXT: lms-plan: @head: split for 100% of the budget: {{[0-9.]+}} us
+// AIMS-NEXT: lms-plan: @head: chosen: split for {{[0-9]+}}% of the budget
+// AIMS-NEXT: lms-split: @head: 'linalg.generic' at {{.*}}: loop 0 in {{[0-9]+}} slices
+// RUN: %python -c "import re,sys; t=open(sys.argv[1]).read(); a={m[0]: float(m[1]) for m in re.findall(r'split for (\d+)% of the budget: ([\d.]+) us', t)}; c=re.search(r'chosen: split for (\d+)%', t)[1]; assert a[c] == min(a.values()), (a, c); print('fastest chosen')" %t.aims.log | FileCheck %s --check-prefix=FASTEST
+// FASTEST: fastest chosen
+// RUN: lms-opt %t.aims.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.aims.json
+// RUN: lms-opt %t.aims.mlir --lms-host-pipeline -o %t.aims.ll.mlir
+// RUN: env LMS_RUNTIME=emulated LMS_DEVICE_BYTES=11000 LMS_RUNTIME_STATS=%t.aims.stats mlir-runner %t.aims.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.aims.out
+// RUN: diff %t.plain.out %t.aims.out
+// RUN: %check_stats %t.aims.stats --max-peak 11000 --analysis %t.aims.json --no-leaks | FileCheck %s --check-prefix=PLANNED
+
 #mm_a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #mm_b = affine_map<(d0, d1, d2) -> (d2, d1)>
 #mm_c = affine_map<(d0, d1, d2) -> (d0, d1)>

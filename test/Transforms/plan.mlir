@@ -9,6 +9,7 @@
 // RUN: not lms-opt %s --lms-plan="budget=32KiB strategy=magic" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not lms-opt %s --lms-plan="budget=32KiB split-fraction=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FRACTION
 // RUN: not lms-opt %s --lms-plan="budget=32KiB split-fraction=1.5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FRACTION
+// RUN: not lms-opt %s --lms-plan="budget=32KiB split-fraction=0.5,2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FRACTION
 // RUN: not lms-opt %s --lms-plan="budget=20KiB" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOO-SMALL
 
 // COM: The value %a (4 KiB) waits across the 16 KiB %b. Copying it to the

@@ -407,14 +407,15 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "Split the op that sets the smallest feasible budget into loops "
            "over slices (as --lms-split does) when that budget is above the "
            "budget">,
-    Option<"splitFraction", "split-fraction", "double", "0.25",
+    ListOption<"splitFractions", "split-fraction", "double",
            "When splitting, the smallest feasible budget to reach, as a "
            "fraction of the budget, in (0, 1] (the rest is left to what "
-           "stays live across the split ops)">,
+           "stays live across the split ops); several (comma-separated): "
+           "each is planned and the fastest simulated step wins (default: "
+           "0.25)">,
     Option<"rematPlanner", "remat-planner", "std::string", "\"heuristic\"",
            "Recomputation planner: heuristic, exact, moccasin, dtr, "
-           "chen-greedy or "
-           "chen-sqrt">,
+           "chen-greedy or chen-sqrt">,
     Option<"swapPlanner", "swap-planner", "std::string", "\"lms\"",
            "Offloading planner: lms, tflms or swap-all">,
     Option<"hostBudget", "host-budget", "std::string", "\"\"",
