@@ -23,15 +23,22 @@
 // conservative), costs to about 10^9 in total (the plan's true cost is
 // evaluated at the end).
 //
-// Search: the interval search's plan is the warm start (the solver's value
-// choices follow it: solution-guided search), then large-neighbourhood
-// search: a window of stages (and the items computed or recomputed in it)
-// is re-solved exactly with branch and bound under a failure limit, the
-// rest fixed to the incumbent; windows grow when no window improves. On
-// graphs of up to kMoccasinProofOps ops a final branch and bound over the
-// whole model tries to prove the incumbent optimal. Every limit counts work
-// (iterations, failures), never seconds: plans are reproducible; the time
-// limit is only a cap.
+// Search: the interval search's plan is the warm start; a branch and bound
+// over the whole model whose value choices follow it (solution-guided
+// search) finds a model solution near it. When there is none (the warm
+// start frees inside a stage), the search starts from the warm start with
+// each stage capped at what it holds in the model if that is over the
+// budget (the plan fits there), and every improvement is checked by the
+// plan's own evaluation. Then large-neighbourhood search: a window of
+// stages, or a random share of the items, frees up to kFreeItems items; a
+// model of those items alone (every other interval fixed, its memory
+// folded into the capacity over time) is solved with branch and bound
+// under a failure limit; windows widen when a run of them brings nothing.
+// On graphs of up to kMoccasinProofOps ops a final branch and bound over
+// the whole model tries to prove the incumbent optimal within the model
+// (RematResult::optimalInModel: the model is conservative, so this is no
+// bound on every plan). Every limit counts work (iterations, failures),
+// never seconds: plans are reproducible; the time limit is only a cap.
 //
 //===----------------------------------------------------------------------===//
 
