@@ -12,7 +12,8 @@ budget between its smallest feasible and its peak, one of
 --lms-insert-swaps, --lms-rematerialize and --lms-plan rewrites it (or
 --lms-schedule reorders it, with its peak as the budget, or --lms-split
 splits it, into a random number of slices or for a budget below its
-smallest feasible one); then
+smallest feasible one; a share of the rematerializations use the moccasin
+planner, planner=moccasin); then
 both the original and the rewritten program run on the emulated device.
 Checked: the pass succeeds or fails with a clean error; the outputs are the
 same; the measured device high-water mark equals the analysed peak and fits
@@ -262,7 +263,8 @@ def execute(path, work, tag, capacity=None, arena=False):
     return (out, json.load(open(stats))), None
 
 
-METHODS = ["insert-swaps", "rematerialize", "plan", "schedule", "split"]
+METHODS = ["insert-swaps", "rematerialize", "plan", "schedule", "split",
+           "moccasin"]
 
 
 def check(index, seed, arena=False):
@@ -275,6 +277,12 @@ def check(index, seed, arena=False):
     split_rng = random.Random(f"split-{seed}-{index}")
     if not arena and split_rng.random() < 0.2:
         method = "split"
+    # Likewise the moccasin planner for a share of the rematerializations
+    # (--lms-rematerialize=planner=moccasin; needs a build with Gecode).
+    moccasin_rng = random.Random(f"moccasin-{seed}-{index}")
+    pass_name = method
+    if method == "rematerialize" and moccasin_rng.random() < 0.4:
+        method = "moccasin"
     result = {"index": index, "method": method}
     with tempfile.TemporaryDirectory() as work:
         src = os.path.join(work, "p.mlir")
@@ -303,7 +311,9 @@ def check(index, seed, arena=False):
                 budget = split_rng.randint(max(1, floor // 4), floor)
                 options = f"budget={budget} alignment={ALIGN}"
             result.update(budget=budget, options=options)
-        r = run([LMS_OPT, src, f"--lms-{method}={options}", "-o", out])
+        if method == "moccasin":
+            options += " planner=moccasin iterations=30"
+        r = run([LMS_OPT, src, f"--lms-{pass_name}={options}", "-o", out])
         if r.returncode:
             clean = r.returncode == 1 and "error:" in r.stderr and \
                 "Stack dump" not in r.stderr

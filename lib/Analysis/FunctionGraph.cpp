@@ -369,6 +369,11 @@ mlir::lms::getBufferizationDecisions(ModuleOp module,
       if (!marks || marks.size() != op->getNumOperands() ||
           !isa<bufferization::BufferizableOpInterface>(op))
         continue;
+      // The lowering inlines recomputations before it bufferizes: inside
+      // one the analysis decided for a region it never sees (it copies a
+      // view that a recomputation yields); the rule applies there.
+      if (op->getParentOfType<RecomputeOp>())
+        continue;
       SmallVector<int8_t> &inPlace = decisions[op];
       for (Attribute mark : marks) {
         StringRef text = cast<StringAttr>(mark).getValue();
