@@ -106,6 +106,18 @@ static bool isViewValue(Value value) {
   return def && isViewLikeOp(def);
 }
 
+/// The value `value` is a view of (through view-like ops), or itself.
+static Value viewRoot(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isViewLikeOp(def) || def->getNumOperands() == 0)
+      break;
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    value = view && view.getViewSource() ? view.getViewSource()
+                                         : def->getOperand(0);
+  }
+  return value;
+}
+
 /// Whether `value` is the device copy of a resident constant, which its
 /// function frees at its end (never given to a callee).
 static bool isResidentCopy(Value value) {
@@ -924,12 +936,31 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
       auto loop = dyn_cast<LoopLikeOpInterface>(op);
       auto view = dyn_cast<ViewLikeOpInterface>(op);
       bool viewLike = isViewLikeOp(&op);
+      auto recompute = dyn_cast<RecomputeOp>(op);
       for (OpResult result : op.getResults()) {
         if (!isBufferType(result.getType()))
           continue;
         if (std::optional<TensorIndex> buffer = returnedArgument(result)) {
           addAlias(result, *buffer, index);
           continue;
+        }
+        // A recomputation that yields a buffer and views of it (a constant
+        // and its reshapes) makes one buffer: the lowering inlines it, and
+        // the views alias it.
+        if (recompute) {
+          Value root = viewRoot(
+              recompute.getYield()->getOperand(result.getResultNumber()));
+          std::optional<TensorIndex> shared;
+          for (OpResult earlier :
+               op.getResults().take_front(result.getResultNumber()))
+            if (viewRoot(recompute.getYield()->getOperand(
+                    earlier.getResultNumber())) == root)
+              if ((shared = fg.lookupBuffer(earlier)))
+                break;
+          if (shared) {
+            addAlias(result, *shared, index);
+            continue;
+          }
         }
         // Results tied to an init operand: in place when the init's buffer is
         // not used after this op.

@@ -21,3 +21,19 @@ func.func @fetch_views(%a: tensor<16xf32>) -> tensor<16xf32> {
   %s = linalg.add ins(%r, %a : tensor<16xf32>, tensor<16xf32>) outs(%o : tensor<16xf32>) -> tensor<16xf32>
   return %s : tensor<16xf32>
 }
+
+// COM: Regression (property program 238, seed 14): a recomputation that
+// COM: yields a constant and a view of it makes one buffer once inlined; the
+// COM: analysis counted one per result (256 bytes against 192 measured).
+// CHECK: @fetch_value_and_view: peak 192 B (192 bytes) at op 1 'lms.recompute'
+func.func @fetch_value_and_view(%a: tensor<16xf32>) -> tensor<16xf32> {
+  %r:2 = lms.recompute() : () -> (tensor<16xf32>, tensor<16xf32>) {
+    %c = arith.constant {lms.rederived = 0 : i64} dense<1.0> : tensor<16xf32>
+    %e = tensor.expand_shape %c [[0, 1]] output_shape [2, 8] {lms.rederived = 1 : i64} : tensor<16xf32> into tensor<2x8xf32>
+    %k = tensor.collapse_shape %e [[0, 1]] {lms.rederived = 2 : i64} : tensor<2x8xf32> into tensor<16xf32>
+    lms.yield %c, %k : tensor<16xf32>, tensor<16xf32>
+  }
+  %o = tensor.empty() : tensor<16xf32>
+  %s = linalg.add ins(%r#1, %a : tensor<16xf32>, tensor<16xf32>) outs(%o : tensor<16xf32>) -> tensor<16xf32>
+  return %s : tensor<16xf32>
+}
