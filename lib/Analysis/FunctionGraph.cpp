@@ -1013,10 +1013,12 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
               continue;
             }
             // In a nested block, a view of a buffer of the enclosing
-            // function (a slice of a captured tensor) allocates nothing: the
-            // buffer is counted there, resident across the op.
-            if (regionMode && source->get().getParentRegion()->isProperAncestor(
-                                  block.getParent()))
+            // function (a slice of a captured tensor, or a view of such a
+            // slice) allocates nothing: the buffer is counted there,
+            // resident across the op.
+            if (regionMode && viewRoot(source->get())
+                                  .getParentRegion()
+                                  ->isProperAncestor(block.getParent()))
               continue;
           }
         }
