@@ -45,17 +45,10 @@ struct Interval {
   int start, end;
 };
 
-struct Item {
-  uint64_t mem = 0;
-  double cost = 0;
-  /// The stage of its first computation (-1: an argument).
-  int pos = -1;
-  bool recomputable = false;
+/// An item of the retention-interval model (RematInternal.h), with what the
+/// search needs besides.
+struct Item : detail::RetentionItem {
   bool splittable = false;
-  /// Live-out: resident to the end, never freed.
-  bool pinned = false;
-  int64_t transient = 0;
-  llvm::SmallVector<int, 4> inputs;
   /// The device tensors it stands for (an op's outputs, or an argument).
   llvm::SmallVector<TensorIndex, 2> tensors;
 };
@@ -203,46 +196,22 @@ public:
     lastInStage.assign(items.size(), -1);
   }
 
-  /// The reference plan: every op computed once, kept to its last use.
+  /// The reference plan: every op computed once, kept to its last use
+  /// (live-outs to the end; an argument nobody reads freed at entry).
   void reset() {
-    size_t n = items.size();
-    s.iv.assign(n, {});
-    s.uses.assign(n, {});
-    s.at.assign(numStages, {});
-    s.cov.assign(numStages, 0);
-    s.extra.assign(numStages, 0);
-    s.memory.reset(numStages);
-    s.cost = 0;
+    std::vector<int> last(items.size(), -2);
     for (OpIndex i = 0; i < numStages; ++i)
       for (int p : items[opItem[i]].inputs)
-        s.uses[p].push_back(i);
-    for (size_t p = 0; p < n; ++p) {
+        last[p] = std::max(last[p], static_cast<int>(i));
+    detail::RetentionIntervals reference(items.size());
+    for (size_t p = 0; p < items.size(); ++p) {
       const Item &item = items[p];
-      std::sort(s.uses[p].begin(), s.uses[p].end());
-      if (item.pos < 0 && s.uses[p].empty() && !item.pinned)
-        continue; // an unused argument: freed at entry
-      int end = s.uses[p].empty() ? item.pos : s.uses[p].back();
-      end = std::max(end, item.pos);
-      if (item.pinned)
-        end = numStages - 1;
-      s.iv[p].push_back({item.pos, end});
-      if (item.pos >= 0) {
-        s.at[item.pos].push_back(static_cast<int>(p));
-        s.cost += item.cost;
-      }
-      addCov(item.pos + 1, end, static_cast<int64_t>(item.mem));
+      if (item.pos < 0 && last[p] < 0 && !item.pinned)
+        continue;
+      int end = item.pinned ? numStages - 1 : std::max(last[p], item.pos);
+      reference[p].push_back({item.pos, end});
     }
-    dirty.assign(numStages, 1);
-    dirtyList.clear();
-    for (int st = 0; st < numStages; ++st)
-      dirtyList.push_back(st);
-    refresh();
-    entryBytes = 0;
-    for (size_t p = 0; p < n; ++p)
-      if (items[p].pos < 0 && !s.iv[p].empty())
-        entryBytes += items[p].mem;
-    indexed = numStages > kBatchAbove;
-    reindex();
+    load(reference);
   }
 
   /// The plan of given intervals (as planOfIntervals takes them).
@@ -951,20 +920,7 @@ private:
 std::vector<detail::RetentionItem>
 lms::detail::retentionItems(const Graph &graph, const DeviceSpec *device) {
   IntervalPlanner planner(graph, device, 0);
-  std::vector<RetentionItem> result;
-  result.reserve(planner.items.size());
-  for (const Item &item : planner.items) {
-    RetentionItem r;
-    r.mem = item.mem;
-    r.cost = item.cost;
-    r.pos = item.pos;
-    r.recomputable = item.recomputable;
-    r.pinned = item.pinned;
-    r.transient = item.transient;
-    r.inputs.assign(item.inputs.begin(), item.inputs.end());
-    result.push_back(std::move(r));
-  }
-  return result;
+  return std::vector<RetentionItem>(planner.items.begin(), planner.items.end());
 }
 
 llvm::Expected<RematResult> lms::detail::planOfIntervals(
