@@ -550,8 +550,9 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
     llvm::Expected<RematResult> r = detail::planOfIntervals(
         graph, budget, options.device, toIntervals(s), "moccasin");
     if (!r) {
-      // Cannot happen for a model solution (the model is conservative);
-      // the last plan stands.
+      // A solution of the budget's model always fits (the model is
+      // conservative); one of a capped profile (below) may not: the last
+      // plan stands.
       llvm::consumeError(r.takeError());
       return false;
     }
@@ -564,6 +565,8 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
     return true;
   };
   detail::SplitMix rng(options.seed);
+  // Whether the incumbent is proven optimal within the budget's model.
+  bool provenInModel = false;
 
   try {
     if (warmPlan) {
@@ -574,11 +577,7 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
       Solve first = branchAndBound(root, 5 * numSlots + 1000, limits);
       if (first.best)
         consider(*first.best);
-      if (first.complete && best) {
-        best->optimalInModel = true;
-        best->lowerBound = minimum;
-        return std::move(*best);
-      }
+      provenInModel = first.complete && best;
     }
     std::vector<int> profile;
     if (!best) {
@@ -602,7 +601,7 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
     // window is a model of its free items only.
     int width = std::max(8, stages / 32);
     int failsWithout = 0;
-    for (uint64_t it = 0; limits.allows(it); ++it) {
+    for (uint64_t it = 0; !provenInModel && limits.allows(it); ++it) {
       int center = static_cast<int>(rng.below(std::max(stages, 1)));
       int lo = center - width / 2, hi = center + width / 2;
       // Items free in this neighbourhood: resident somewhere in the
@@ -641,17 +640,14 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
       if (solve.best)
         solve.best->objective += incumbent->objective - freeCost;
       bool improved = solve.best && consider(*solve.best);
-      // A window that freed every item and was searched to the end was the
-      // whole model: nothing is left to try.
-      bool whole =
-          solve.complete &&
+      // A window that freed every modelled item (pinned ones have no
+      // choice) and was searched to the end was the whole model: nothing
+      // is left to try. With a capped profile it was not the budget's.
+      provenInModel =
+          solve.complete && profile.empty() &&
           llvm::all_of(llvm::seq<size_t>(0, numItems), [&](size_t p) {
-            return freeItem[p] || !sh.items[p].recomputable || sh.slots[p] <= 1;
+            return freeItem[p] || sh.slots[p] == 0 || sh.items[p].pinned;
           });
-      if (whole) {
-        best->optimalInModel = true;
-        break;
-      }
       LLVM_DEBUG(llvm::dbgs() << llvm::formatv(
                      "window {0}: width {1} [{2}, {3}], {4} items free, "
                      "complete {5}, improved {6}, objective {7}\n",
@@ -668,7 +664,7 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
     }
 
     // Phase 3: prove (small graphs).
-    if (graph.numOps() <= kMoccasinProofOps && !best->optimalInModel &&
+    if (graph.numOps() <= kMoccasinProofOps && !provenInModel &&
         !limits.expired()) {
       auto *root = new Model(shape, profile);
       root->below(incumbent->objective);
@@ -677,10 +673,10 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
           branchAndBound(root, kProofFails * graph.numOps() + 10000, limits);
       if (proof.best)
         consider(*proof.best);
-      // Optimal in the model with this memory profile; the plan's own
-      // memory frees inside stages, so this is no bound on every plan.
-      if (proof.complete)
-        best->optimalInModel = true;
+      // Optimal in the budget's model (not with a capped profile, whose
+      // solutions the plan's evaluation may reject); the plan's own memory
+      // frees inside stages, so this is no bound on every plan.
+      provenInModel = proof.complete && profile.empty();
     }
   } catch (const Gecode::Exception &e) {
     // Gecode's limits (32-bit domains and capacities): the best plan so
@@ -695,10 +691,12 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
   best->lowerBound = minimum;
   best->stoppedByTimeLimit = limits.stoppedByCap();
   if (warmPlan && best->computeCost > warmPlan->computeCost) {
-    // The model's conservative memory may cost more than the warm start.
-    warmPlan->lowerBound = best->lowerBound;
+    // The model's conservative memory may cost more than the warm start
+    // (which then is no solution of the model: no claim about it).
+    warmPlan->stoppedByTimeLimit = best->stoppedByTimeLimit;
     return std::move(*warmPlan);
   }
+  best->optimalInModel = provenInModel;
   return std::move(*best);
 }
 
