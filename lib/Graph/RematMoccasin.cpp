@@ -46,15 +46,14 @@
 
 #include "SplitMix.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
-
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/Sequence.h"
-#include "llvm/Support/Debug.h"
 
 #ifdef LMS_HAVE_GECODE
 #include <gecode/int.hh>
@@ -407,6 +406,110 @@ uint64_t moccasinIterations(const Graph &graph) {
       std::clamp(2e6 / (n * std::sqrt(n)), 30.0, 1000.0));
 }
 
+/// The constraint program's data for `items`: C = 2 slots per item
+/// (Moccasin's default), more where the warm start `hint` uses more; bytes
+/// scaled so that the budget is about 2^28 (rounded up; the capacity
+/// down), costs to about 10^9 in all.
+std::shared_ptr<Shape> makeShape(std::vector<RetentionItem> items,
+                                 const RetentionIntervals &hint, int stages,
+                                 uint64_t budget) {
+  constexpr int kSlots = 2;
+  auto shape = std::make_shared<Shape>();
+  Shape &sh = *shape;
+  sh.items = std::move(items);
+  sh.stages = stages;
+  size_t numItems = sh.items.size();
+  sh.first.assign(numItems, 0);
+  sh.slots.assign(numItems, 0);
+  for (size_t p = 0; p < numItems; ++p) {
+    const RetentionItem &item = sh.items[p];
+    int count = 0;
+    if (!hint[p].empty()) {
+      bool more = item.recomputable && !item.pinned && item.mem > 0 &&
+                  item.pos >= 0 && item.pos < stages - 1;
+      count = more ? std::max<int>(kSlots, hint[p].size())
+                   : static_cast<int>(hint[p].size());
+    }
+    sh.first[p] = static_cast<int>(sh.slotItem.size());
+    sh.slots[p] = count;
+    for (int k = 0; k < count; ++k) {
+      sh.slotItem.push_back(static_cast<int>(p));
+      sh.slotIndex.push_back(k);
+    }
+  }
+  uint64_t unit = std::max<uint64_t>(1, budget >> 28);
+  sh.capacity = static_cast<int>(budget / unit);
+  double totalCost = 0;
+  for (size_t p = 0; p < numItems; ++p)
+    totalCost += sh.items[p].cost * std::max(sh.slots[p] - 1, 0);
+  double costScale = totalCost > 0 ? 1e9 / totalCost : 1;
+  auto scaled = [&](uint64_t bytes) {
+    bytes = std::min<uint64_t>(bytes, uint64_t(1) << 40);
+    return static_cast<int>(
+        std::min<uint64_t>((bytes + unit - 1) / unit, 1u << 30));
+  };
+  for (const RetentionItem &item : sh.items) {
+    sh.usage.push_back(scaled(item.mem));
+    sh.transient.push_back(scaled(std::min<uint64_t>(
+        static_cast<uint64_t>(item.transient), item.mem << 1)));
+    sh.cost.push_back(
+        std::max(1, static_cast<int>(std::lround(item.cost * costScale))));
+  }
+  return shape;
+}
+
+/// `intervals` (one per slot at most) in slot form.
+Solution slotsOf(const Shape &sh, const RetentionIntervals &intervals) {
+  size_t numSlots = sh.slotItem.size();
+  Solution out;
+  out.present.assign(numSlots, 0);
+  out.start.assign(numSlots, std::max(sh.stages - 1, 0));
+  out.end.assign(numSlots, sh.stages);
+  for (size_t p = 0; p < intervals.size(); ++p)
+    for (size_t k = 0; k < intervals[p].size(); ++k) {
+      int v = sh.first[p] + static_cast<int>(k);
+      out.present[v] = 1;
+      out.start[v] = std::max(intervals[p][k].first, 0);
+      out.end[v] = intervals[p][k].second + 1;
+      if (k > 0)
+        out.objective += sh.cost[p];
+    }
+  return out;
+}
+
+/// The items a window of the neighbourhood search frees: those resident in
+/// a window of `width` stages (even iterations) or a random share of all
+/// (odd ones), recomputable ones only, at most kFreeItems of them (a random
+/// choice: larger problems do not finish within the failure limit).
+std::vector<uint8_t> chooseNeighbourhood(const Shape &sh,
+                                         const Solution &incumbent,
+                                         uint64_t iteration, int width,
+                                         detail::SplitMix &rng) {
+  int center = static_cast<int>(rng.below(std::max(sh.stages, 1)));
+  int lo = center - width / 2, hi = center + width / 2;
+  std::vector<uint8_t> freeItem(sh.items.size(), 0);
+  bool byWindow = iteration % 2 == 0;
+  double share = 0.1 + 0.3 * rng.unit();
+  for (size_t v = 0; v < sh.slotItem.size(); ++v) {
+    int p = sh.slotItem[v];
+    if (!incumbent.present[v] || !sh.items[p].recomputable)
+      continue;
+    int s = incumbent.start[v];
+    int e = incumbent.end[v] - 1;
+    if (byWindow ? s <= hi && e >= lo : rng.unit() < share)
+      freeItem[p] = 1;
+  }
+  std::vector<int> chosen;
+  for (size_t p = 0; p < freeItem.size(); ++p)
+    if (freeItem[p])
+      chosen.push_back(static_cast<int>(p));
+  for (size_t i = 0; i < chosen.size() && i < kFreeItems; ++i)
+    std::swap(chosen[i], chosen[i + rng.below(chosen.size() - i)]);
+  for (size_t i = kFreeItems; i < chosen.size(); ++i)
+    freeItem[chosen[i]] = 0;
+  return freeItem;
+}
+
 } // namespace
 
 llvm::Expected<RematResult>
@@ -455,64 +558,11 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
                          llvm::Twine(hint.size()) + " items, the model " +
                          llvm::Twine(numItems));
 
-  auto shape = std::make_shared<Shape>();
+  std::shared_ptr<Shape> shape =
+      makeShape(std::move(items), hint, stages, budget);
   Shape &sh = *shape;
-  sh.items = std::move(items);
-  sh.stages = stages;
-  // Slots: C = 2 (Moccasin's default), more where the warm start needs them.
-  constexpr int kSlots = 2;
-  sh.first.assign(numItems, 0);
-  sh.slots.assign(numItems, 0);
-  for (size_t p = 0; p < numItems; ++p) {
-    const RetentionItem &item = sh.items[p];
-    int count = 0;
-    if (!hint[p].empty()) {
-      bool more = item.recomputable && !item.pinned && item.mem > 0 &&
-                  item.pos >= 0 && item.pos < stages - 1;
-      count = more ? std::max<int>(kSlots, hint[p].size())
-                   : static_cast<int>(hint[p].size());
-    }
-    sh.first[p] = static_cast<int>(sh.slotItem.size());
-    sh.slots[p] = count;
-    for (int k = 0; k < count; ++k) {
-      sh.slotItem.push_back(static_cast<int>(p));
-      sh.slotIndex.push_back(k);
-    }
-  }
-  // Scales: bytes so that the budget is about 2^28 (rounded up; the
-  // capacity down), costs to about 10^9 in all.
-  uint64_t unit = std::max<uint64_t>(1, budget >> 28);
-  sh.capacity = static_cast<int>(budget / unit);
-  double totalCost = 0;
-  for (size_t p = 0; p < numItems; ++p)
-    totalCost += sh.items[p].cost * std::max(sh.slots[p] - 1, 0);
-  double costScale = totalCost > 0 ? 1e9 / totalCost : 1;
-  for (const RetentionItem &item : sh.items) {
-    uint64_t bytes = std::min<uint64_t>(item.mem, uint64_t(1) << 40);
-    uint64_t extra =
-        std::min<uint64_t>(static_cast<uint64_t>(item.transient), bytes << 1);
-    sh.usage.push_back(static_cast<int>(
-        std::min<uint64_t>((bytes + unit - 1) / unit, 1u << 30)));
-    sh.transient.push_back(static_cast<int>(
-        std::min<uint64_t>((extra + unit - 1) / unit, 1u << 30)));
-    sh.cost.push_back(
-        std::max(1, static_cast<int>(std::lround(item.cost * costScale))));
-  }
-  // The warm start in slot form.
   size_t numSlots = sh.slotItem.size();
-  Solution warmSlots;
-  warmSlots.present.assign(numSlots, 0);
-  warmSlots.start.assign(numSlots, std::max(stages - 1, 0));
-  warmSlots.end.assign(numSlots, stages);
-  for (size_t p = 0; p < numItems; ++p)
-    for (size_t k = 0; k < hint[p].size(); ++k) {
-      int v = sh.first[p] + static_cast<int>(k);
-      warmSlots.present[v] = 1;
-      warmSlots.start[v] = std::max(hint[p][k].first, 0);
-      warmSlots.end[v] = hint[p][k].second + 1;
-      if (k > 0)
-        warmSlots.objective += sh.cost[p];
-    }
+  Solution warmSlots = slotsOf(sh, hint);
   if (warmPlan) {
     sh.hintPresent = warmSlots.present;
     sh.hintStart = warmSlots.start;
@@ -602,32 +652,8 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
     int width = std::max(8, stages / 32);
     int failsWithout = 0;
     for (uint64_t it = 0; !provenInModel && limits.allows(it); ++it) {
-      int center = static_cast<int>(rng.below(std::max(stages, 1)));
-      int lo = center - width / 2, hi = center + width / 2;
-      // Items free in this neighbourhood: resident somewhere in the
-      // window (every other draw), or a random share of all items.
-      std::vector<uint8_t> freeItem(numItems, 0);
-      bool byWindow = it % 2 == 0;
-      double share = 0.1 + 0.3 * rng.unit();
-      for (size_t v = 0; v < numSlots; ++v) {
-        int p = sh.slotItem[v];
-        if (!incumbent->present[v] || !sh.items[p].recomputable)
-          continue;
-        int s = incumbent->start[v];
-        int e = incumbent->end[v] - 1;
-        if (byWindow ? s <= hi && e >= lo : rng.unit() < share)
-          freeItem[p] = 1;
-      }
-      // At most kFreeItems of them (a random choice): larger problems do
-      // not finish within the failure limit.
-      std::vector<int> chosen;
-      for (size_t p = 0; p < numItems; ++p)
-        if (freeItem[p])
-          chosen.push_back(static_cast<int>(p));
-      for (size_t i = 0; i < chosen.size() && i < kFreeItems; ++i)
-        std::swap(chosen[i], chosen[i + rng.below(chosen.size() - i)]);
-      for (size_t i = kFreeItems; i < chosen.size(); ++i)
-        freeItem[chosen[i]] = 0;
+      std::vector<uint8_t> freeItem =
+          chooseNeighbourhood(sh, *incumbent, it, width, rng);
       int freeCost = 0;
       for (size_t v = 0; v < numSlots; ++v)
         if (sh.slotIndex[v] > 0 && incumbent->present[v] &&
@@ -649,10 +675,9 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
             return freeItem[p] || sh.slots[p] == 0 || sh.items[p].pinned;
           });
       LLVM_DEBUG(llvm::dbgs() << llvm::formatv(
-                     "window {0}: width {1} [{2}, {3}], {4} items free, "
-                     "complete {5}, improved {6}, objective {7}\n",
-                     it, width, lo, hi,
-                     std::count(freeItem.begin(), freeItem.end(), 1),
+                     "window {0}: width {1}, {2} items free, "
+                     "complete {3}, improved {4}, objective {5}\n",
+                     it, width, std::count(freeItem.begin(), freeItem.end(), 1),
                      solve.complete, improved, incumbent->objective));
       if (improved) {
         failsWithout = 0;
