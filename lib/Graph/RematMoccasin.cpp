@@ -450,8 +450,7 @@ std::shared_ptr<Shape> makeShape(std::vector<RetentionItem> items,
   };
   for (const RetentionItem &item : sh.items) {
     sh.usage.push_back(scaled(item.mem));
-    sh.transient.push_back(scaled(std::min<uint64_t>(
-        static_cast<uint64_t>(item.transient), item.mem << 1)));
+    sh.transient.push_back(scaled(static_cast<uint64_t>(item.transient)));
     sh.cost.push_back(
         std::max(1, static_cast<int>(std::lround(item.cost * costScale))));
   }
