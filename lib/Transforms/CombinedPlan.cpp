@@ -35,6 +35,27 @@ using namespace mlir::lms;
 
 namespace {
 
+/// A copy of a function's body to put back as often as needed: each trial
+/// rewrites the function in place.
+class BodySnapshot {
+public:
+  explicit BodySnapshot(FunctionOpInterface func)
+      : func(func), backup(func->clone()) {}
+  BodySnapshot(const BodySnapshot &) = delete;
+  BodySnapshot &operator=(const BodySnapshot &) = delete;
+  ~BodySnapshot() { backup->destroy(); }
+
+  void restore() {
+    auto copy = cast<FunctionOpInterface>(backup->clone());
+    func.getFunctionBody().takeBody(copy.getFunctionBody());
+    copy->destroy();
+  }
+
+private:
+  FunctionOpInterface func;
+  Operation *backup;
+};
+
 struct Outcome {
   double seconds = 0;
   SwapStats swaps;
@@ -185,10 +206,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       // step wins (the device model chooses the slice counts).
       double fraction = fractions.front();
       if (fractions.size() > 1) {
-        FailureOr<double> chosen = chooseSplitFraction(func, context, *limit);
-        if (failed(chosen))
-          return failure();
-        fraction = *chosen;
+        fraction = chooseSplitFraction(func, context, *limit);
       }
       FailureOr<unsigned> splits =
           splitFor(func, graphOptions, *limit, fraction, printStatistics);
@@ -220,20 +238,14 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
 
   /// The split fraction whose plan has the fastest simulated step: each is
   /// split and planned on the function, which is then restored.
-  FailureOr<double> chooseSplitFraction(FunctionOpInterface func,
-                                        const PlanningContext &context,
-                                        uint64_t limit) {
+  double chooseSplitFraction(FunctionOpInterface func,
+                             const PlanningContext &context, uint64_t limit) {
     const GraphOptions &graphOptions = context.graphOptions;
-    Operation *backup = func->clone();
-    auto restore = [&] {
-      auto copy = cast<FunctionOpInterface>(backup->clone());
-      func.getFunctionBody().takeBody(copy.getFunctionBody());
-      copy->destroy();
-    };
+    BodySnapshot snapshot(func);
     std::optional<double> best;
     double bestSeconds = 0;
     for (double fraction : fractions) {
-      restore();
+      snapshot.restore();
       std::optional<double> seconds;
       {
         // Trials fail quietly: only the chosen plan speaks.
@@ -270,8 +282,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         bestSeconds = *seconds;
       }
     }
-    restore();
-    backup->destroy();
+    snapshot.restore();
     if (printStatistics && best)
       llvm::errs() << "lms-plan: @" << func.getName() << ": chosen: split for "
                    << llvm::formatv("{0:P0}", *best) << " of the budget\n";
@@ -301,12 +312,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     else
       shares = {1, 0, 0.75, 0.5, 0.25};
 
-    Operation *backup = func->clone();
-    auto restore = [&] {
-      auto copy = cast<FunctionOpInterface>(backup->clone());
-      func.getFunctionBody().takeBody(copy.getFunctionBody());
-      copy->destroy();
-    };
+    BodySnapshot snapshot(func);
     auto swapBudgetOf = [&](double share) {
       return peak - std::min<uint64_t>(
                         peak, static_cast<uint64_t>(share * double(excess)));
@@ -314,7 +320,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     std::optional<size_t> best;
     std::vector<std::optional<Outcome>> outcomes(shares.size());
     for (size_t i = 0; i < shares.size(); ++i) {
-      restore();
+      snapshot.restore();
       // Candidates fail quietly: only the chosen one speaks.
       ScopedDiagnosticHandler quiet(func->getContext(),
                                     [](Diagnostic &) { return success(); });
@@ -326,9 +332,8 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       if (!best || outcome->seconds < outcomes[*best]->seconds)
         best = i;
     }
-    restore();
+    snapshot.restore();
     if (!commit) {
-      backup->destroy();
       if (!best)
         return failure();
       return outcomes[*best]->seconds;
@@ -356,8 +361,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       // when only recomputation was asked for).
       FailureOr<Outcome> explained =
           apply(func, graphOptions, spec, swapBudgetOf(shares.front()), limit);
-      restore();
-      backup->destroy();
+      snapshot.restore();
       if (succeeded(explained))
         return emitError(func.getLoc())
                << "internal error: a rewrite that failed as a candidate "
@@ -366,7 +370,6 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     }
     FailureOr<Outcome> chosen =
         apply(func, graphOptions, spec, swapBudgetOf(shares[*best]), limit);
-    backup->destroy();
     if (failed(chosen))
       return failure();
     return chosen->seconds;
