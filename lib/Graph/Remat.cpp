@@ -803,3 +803,124 @@ llvm::Expected<RematResult> lms::planRemat(const Graph &graph, uint64_t budget,
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "unknown planner");
 }
+
+ContractedGraph lms::contractChains(const Graph &graph,
+                                    llvm::ArrayRef<uint8_t> joinsPrevious,
+                                    llvm::ArrayRef<uint8_t> recomputable,
+                                    const DeviceSpec *device) {
+  ContractedGraph result;
+  OpIndex n = static_cast<OpIndex>(graph.numOps());
+  auto mayRecompute = [&](OpIndex i) {
+    return graph.op(i).recomputable &&
+           (recomputable.empty() || recomputable[i] != 0);
+  };
+  auto mayClone = [&](OpIndex i) {
+    return recomputable.empty() || recomputable[i] != 0;
+  };
+  std::vector<int> groupOf(n, -1);
+  for (OpIndex i = 0; i < n; ++i) {
+    const Op &op = graph.op(i);
+    // Op i joins the units that produced the buffers it writes in place
+    // when they are among the last units so far and every unit from the
+    // first of them on either produced one of those buffers or makes only
+    // what op i reads (a pooling op's window): the run becomes one unit.
+    int first = -1;
+    if (i > 0 && !joinsPrevious.empty() && joinsPrevious[i] && mayClone(i) &&
+        !op.updates.empty() && op.kind == OpKind::Compute) {
+      int last = groupOf[i - 1];
+      std::vector<int> groups;
+      for (TensorIndex t : op.updates) {
+        OpIndex producer = graph.tensor(t).producer;
+        groups.push_back(producer >= 0 ? groupOf[producer] : -1);
+      }
+      llvm::sort(groups);
+      groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+      // Units in between join too when only op i reads what they produce
+      // (the window of a pooling op).
+      auto readOnlyByOp = [&](int g) {
+        for (OpIndex member : result.members[g])
+          for (TensorIndex t : graph.op(member).outputs) {
+            if (graph.tensor(t).liveOut)
+              return false;
+            for (OpIndex user : graph.tensor(t).users)
+              if (user != i && groupOf[user] != g)
+                return false;
+          }
+        return true;
+      };
+      bool contiguous = groups.front() >= 0;
+      for (int g = groups.front(); contiguous && g <= last; ++g) {
+        for (OpIndex member : result.members[g])
+          contiguous &= mayClone(member);
+        contiguous &= std::binary_search(groups.begin(), groups.end(), g) ||
+                      readOnlyByOp(g);
+      }
+      if (contiguous)
+        first = groups.front();
+    }
+    if (first >= 0) {
+      // Merge units first..last and add op i.
+      for (size_t g = first + 1; g < result.members.size(); ++g)
+        for (OpIndex member : result.members[g]) {
+          result.members[first].push_back(member);
+          groupOf[member] = first;
+        }
+      result.members.resize(first + 1);
+      groupOf[i] = first;
+      result.members.back().push_back(i);
+    } else {
+      groupOf[i] = static_cast<int>(result.members.size());
+      result.members.push_back({i});
+    }
+  }
+
+  for (const Tensor &tensor : graph.getTensors()) {
+    TensorIndex copy =
+        result.graph.addTensor(tensor.name, tensor.bytes, tensor.space);
+    result.graph.tensor(copy).rank = tensor.rank;
+    result.graph.tensor(copy).hostBacked = tensor.hostBacked;
+    result.graph.setLiveOut(copy, tensor.liveOut);
+  }
+  std::vector<uint8_t> produced(graph.numTensors(), 0);
+  for (const std::vector<OpIndex> &group : result.members) {
+    llvm::SmallVector<TensorIndex, 8> inputs, outputs, updates;
+    auto insert = [](llvm::SmallVectorImpl<TensorIndex> &list, TensorIndex t) {
+      if (!llvm::is_contained(list, t))
+        list.push_back(t);
+    };
+    OpCost cost;
+    double seconds = 0;
+    int64_t transient = 0;
+    bool unitRecomputable = true;
+    for (OpIndex i : group) {
+      const Op &op = graph.op(i);
+      for (TensorIndex t : op.inputs)
+        if (!produced[t])
+          insert(inputs, t);
+      for (TensorIndex t : op.updates)
+        if (!produced[t])
+          insert(updates, t);
+      for (TensorIndex t : op.outputs) {
+        insert(outputs, t);
+        produced[t] = 1;
+      }
+      cost.flops += op.cost.flops;
+      cost.bytes += op.cost.bytes;
+      seconds += opCost(graph, i, device);
+      transient = std::max(transient, op.transientBytes);
+      unitRecomputable &= mayRecompute(i);
+    }
+    // `produced` marks the unit's own outputs only while it is built.
+    for (TensorIndex t : outputs)
+      produced[t] = 0;
+    cost.seconds = seconds;
+    const Op &last = graph.op(group.back());
+    OpKind kind = group.size() == 1 ? last.kind : OpKind::Compute;
+    OpIndex k = result.graph.addOp(last.name, inputs, outputs, cost, kind);
+    for (TensorIndex t : updates)
+      result.graph.addUpdate(k, t);
+    result.graph.setTransientBytes(k, transient);
+    result.graph.op(k).recomputable = unitRecomputable && updates.empty();
+  }
+  return result;
+}

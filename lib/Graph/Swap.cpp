@@ -190,6 +190,14 @@ SwappedGraph lms::applySwapPlan(const Graph &graph, const SwapPlan &plan) {
 }
 
 Timeline lms::simulate(const Graph &graph, const DeviceSpec &device) {
+  std::vector<OpIndex> order(graph.numOps());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = static_cast<OpIndex>(i);
+  return simulateOrder(graph, order, device);
+}
+
+Timeline lms::simulateOrder(const Graph &graph, llvm::ArrayRef<OpIndex> order,
+                            const DeviceSpec &device) {
   Timeline tl;
   size_t numOps = graph.numOps();
   tl.start.assign(numOps, 0);
@@ -204,7 +212,7 @@ Timeline lms::simulate(const Graph &graph, const DeviceSpec &device) {
           awaited[t] = 1;
 
   double computeFree = 0, d2hFree = 0, h2dFree = 0;
-  for (size_t i = 0; i < numOps; ++i) {
+  for (OpIndex i : order) {
     const Op &op = graph.op(i);
     switch (op.kind) {
     case OpKind::Compute: {

@@ -9,6 +9,7 @@
 #include "LMS/Analysis/DeviceModel.h"
 #include "LMS/Analysis/Options.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
+#include "LMS/Graph/Joint.h"
 #include "LMS/Graph/Memory.h"
 #include "LMS/Graph/Swap.h"
 #include "LMS/Graph/Units.h"
@@ -16,8 +17,10 @@
 #include "LMS/Transforms/GlobalOptions.h"
 #include "LMS/Transforms/Passes.h"
 #include "LMS/Transforms/PlanningSupport.h"
+#include "LMS/Transforms/Rematerialize.h"
 #include "LMS/Transforms/Schedule.h"
 #include "LMS/Transforms/Split.h"
+#include "LMS/Transforms/SwapRewrite.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -60,6 +63,8 @@ struct Outcome {
   double seconds = 0;
   SwapStats swaps;
   RematStats remat;
+  /// The joint plan: the share of the excess its recomputation removes.
+  std::optional<double> jointShare;
 };
 
 struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
@@ -73,9 +78,10 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (strategy != "auto" && strategy != "swap" && strategy != "recompute") {
+    if (strategy != "auto" && strategy != "swap" && strategy != "recompute" &&
+        strategy != "joint") {
       module.emitError() << "invalid strategy '" << strategy
-                         << "': expected auto, swap or recompute";
+                         << "': expected auto, joint, swap or recompute";
       return signalPassFailure();
     }
     fractions.assign(splitFractions.begin(), splitFractions.end());
@@ -148,6 +154,87 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     if (failed(graph))
       return failure();
     outcome.seconds = ::lms::simulate(graph->getGraph(), spec).totalSeconds;
+    return outcome;
+  }
+
+  /// The joint planner of the graph core (::lms::planJoint) chooses how
+  /// far recomputation goes and which units it may not recompute; the
+  /// function is rewritten in the same order: recomputation for its
+  /// budget, then offloading for what the budget bounds.
+  FailureOr<Outcome> applyJoint(FunctionOpInterface func,
+                                const GraphOptions &graphOptions,
+                                const ::lms::DeviceSpec &spec, uint64_t limit) {
+    Outcome outcome;
+    GraphOptions liveOptions = graphOptions;
+    liveOptions.arena = false;
+    FailureOr<FunctionGraph> graph = FunctionGraph::build(func, liveOptions);
+    if (failed(graph))
+      return failure();
+    SwapCandidates candidates(*graph);
+    ::lms::JointOptions options;
+    options.swap.valueAfterGap = [&](::lms::TensorIndex t, ::lms::OpIndex a,
+                                     ::lms::OpIndex b) {
+      return candidates.valueAfterGap(t, a, b);
+    };
+    options.swap.canReuseAfter = [&](::lms::TensorIndex t, ::lms::OpIndex a) {
+      return candidates.canReuseAfter(t, a);
+    };
+    options.rematMethod = *::lms::parseRematMethod(rematKnobs.planner);
+    if (rematKnobs.timeLimitSeconds > 0)
+      options.remat.timeLimitSeconds = rematKnobs.timeLimitSeconds;
+    else if (rematKnobs.planner == "exact")
+      options.remat.timeLimitSeconds = 60;
+    options.remat.searchIterations = rematKnobs.iterations;
+    options.remat.seed = rematKnobs.seed;
+    options.hostLimit = swapKnobs.hostLimit;
+    contractionOf(*graph, options.joinsPrevious, options.recomputable);
+    uint64_t peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
+    llvm::Expected<::lms::JointResult> planned = ::lms::planJoint(
+        graph->getGraph(), spec, std::min(limit, peak), options);
+    if (!planned) {
+      std::string message = llvm::toString(planned.takeError());
+      if (printStatistics)
+        llvm::errs() << "lms-plan: @" << func.getName() << ": " << message
+                     << "\n";
+      emitError(func.getLoc()) << message;
+      return failure();
+    }
+    if (printStatistics)
+      for (const ::lms::JointTrial &trial : planned->trials)
+        llvm::errs() << llvm::formatv(
+            "lms-plan: @{0}: joint trial: recompute {1,3:P0} of the excess, "
+            "{2} units kept: {3}\n",
+            func.getName(), trial.rematShare, trial.kept,
+            trial.seconds
+                ? llvm::formatv("{0:F1} us", *trial.seconds * 1e6).str()
+                : trial.failure);
+    outcome.jointShare = planned->rematShare;
+    RematKnobs knobs = rematKnobs;
+    knobs.keptOps = planned->keptOps;
+    if (planned->rematShare >= 1) {
+      FailureOr<RematStats> remat =
+          rematerializeFunction(func, graphOptions, spec, limit, knobs);
+      if (failed(remat))
+        return failure();
+      outcome.remat = *remat;
+    } else {
+      if (planned->rematShare > 0) {
+        FailureOr<RematStats> remat = rematerializeFunction(
+            func, liveOptions, spec, planned->rematBudget, knobs);
+        if (failed(remat))
+          return failure();
+        outcome.remat = *remat;
+      }
+      FailureOr<SwapStats> swaps =
+          insertSwapsInFunction(func, graphOptions, spec, limit, swapKnobs);
+      if (failed(swaps))
+        return failure();
+      outcome.swaps = *swaps;
+    }
+    FailureOr<FunctionGraph> after = FunctionGraph::build(func, graphOptions);
+    if (failed(after))
+      return failure();
+    outcome.seconds = ::lms::simulate(after->getGraph(), spec).totalSeconds;
     return outcome;
   }
 
@@ -303,29 +390,46 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     uint64_t excess = measured - limit;
     double unconstrained = ::lms::simulate(graph.getGraph(), spec).totalSeconds;
 
-    // The share of the excess that offloading removes.
-    std::vector<double> shares;
-    if (strategy == "swap")
-      shares = {1};
-    else if (strategy == "recompute")
-      shares = {0};
-    else
-      shares = {1, 0, 0.75, 0.5, 0.25};
-
-    BodySnapshot snapshot(func);
+    // The candidates: the joint planner, and mixes where offloading first
+    // removes a share of the excess and recomputation the rest.
+    struct Candidate {
+      std::string label;
+      std::function<FailureOr<Outcome>()> run;
+    };
     auto swapBudgetOf = [&](double share) {
       return peak - std::min<uint64_t>(
                         peak, static_cast<uint64_t>(share * double(excess)));
     };
+    std::vector<Candidate> candidates;
+    auto addShare = [&](double share) {
+      candidates.push_back(
+          {llvm::formatv("offload {0,3:P0} of the excess", share).str(),
+           [&, share] {
+             return apply(func, graphOptions, spec, swapBudgetOf(share), limit);
+           }});
+    };
+    if (strategy == "swap") {
+      addShare(1);
+    } else if (strategy == "recompute") {
+      addShare(0);
+    } else {
+      if (strategy == "auto")
+        for (double share : {1.0, 0.0, 0.75, 0.5, 0.25})
+          addShare(share);
+      candidates.push_back(
+          {"joint, per tensor        ",
+           [&] { return applyJoint(func, graphOptions, spec, limit); }});
+    }
+
+    BodySnapshot snapshot(func);
     std::optional<size_t> best;
-    std::vector<std::optional<Outcome>> outcomes(shares.size());
-    for (size_t i = 0; i < shares.size(); ++i) {
+    std::vector<std::optional<Outcome>> outcomes(candidates.size());
+    for (size_t i = 0; i < candidates.size(); ++i) {
       snapshot.restore();
       // Candidates fail quietly: only the chosen one speaks.
       ScopedDiagnosticHandler quiet(func->getContext(),
                                     [](Diagnostic &) { return success(); });
-      FailureOr<Outcome> outcome =
-          apply(func, graphOptions, spec, swapBudgetOf(shares[i]), limit);
+      FailureOr<Outcome> outcome = candidates[i].run();
       if (failed(outcome))
         continue;
       outcomes[i] = *outcome;
@@ -342,25 +446,28 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       llvm::errs() << "lms-plan: @" << func.getName() << ": budget " << limit
                    << " bytes, peak " << peak << " bytes, without LMS "
                    << llvm::formatv("{0:F1}", unconstrained * 1e6) << " us\n";
-      for (size_t i = 0; i < shares.size(); ++i) {
-        llvm::errs() << llvm::formatv("  offload {0,3:P0} of the excess: ",
-                                      shares[i]);
+      for (size_t i = 0; i < candidates.size(); ++i) {
+        llvm::errs() << "  " << candidates[i].label << ": ";
         if (!outcomes[i]) {
           llvm::errs() << "no plan\n";
           continue;
         }
         const Outcome &o = *outcomes[i];
         llvm::errs() << llvm::formatv(
-            "{0:F1} us, {1} tensors offloaded, {2} recomputes{3}\n",
+            "{0:F1} us, {1} tensors offloaded, {2} recomputes{3}{4}\n",
             o.seconds * 1e6, o.swaps.tensors, o.remat.recomputes,
+            o.jointShare ? llvm::formatv(" (recomputation removes {0:P0} of "
+                                         "the excess)",
+                                         *o.jointShare)
+                               .str()
+                         : std::string(),
             best && *best == i ? "  <- chosen" : "");
       }
     }
     if (!best) {
-      // No mix fits: the offloading planner explains why (or recomputing,
-      // when only recomputation was asked for).
-      FailureOr<Outcome> explained =
-          apply(func, graphOptions, spec, swapBudgetOf(shares.front()), limit);
+      // No candidate fits: the first one explains why (the offloading
+      // planner, or recomputing when only that was asked for).
+      FailureOr<Outcome> explained = candidates.front().run();
       snapshot.restore();
       if (succeeded(explained))
         return emitError(func.getLoc())
@@ -368,8 +475,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                   "succeeded when repeated";
       return failure();
     }
-    FailureOr<Outcome> chosen =
-        apply(func, graphOptions, spec, swapBudgetOf(shares[*best]), limit);
+    FailureOr<Outcome> chosen = candidates[*best].run();
     if (failed(chosen))
       return failure();
     return chosen->seconds;

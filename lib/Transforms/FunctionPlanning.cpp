@@ -277,9 +277,23 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
   if (budgetedBytes(*graph, graphOptions) <= limit)
     return stats;
 
+  // The units the caller keeps from recomputation.
+  auto keep = [&](RematGraph &rg) {
+    if (knobs.keptOps.empty())
+      return;
+    std::vector<uint8_t> kept(graph->getGraph().numOps(), 0);
+    for (::lms::OpIndex op : knobs.keptOps)
+      if (op >= 0 && static_cast<size_t>(op) < kept.size())
+        kept[op] = 1;
+    for (size_t k = 0; k < rg.members.size(); ++k)
+      if (llvm::any_of(rg.members[k],
+                       [&](::lms::OpIndex op) { return kept[op] != 0; }))
+        rg.graph.op(k).recomputable = false;
+  };
   FailureOr<RematGraph> rg = RematGraph::build(*graph, spec);
   if (failed(rg))
     return failure();
+  keep(*rg);
   uint64_t lower = ::lms::rematLowerBound(rg->graph);
   if (limit < lower) {
     // Name the constraint that binds: the arguments at entry, or one op.
@@ -383,6 +397,7 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
     rg = RematGraph::build(*graph, spec);
     if (failed(rg))
       return failure();
+    keep(*rg);
     ++stats.replans;
   }
   if (failed(checkFits(func, graphOptions, limit, result->peakBytes,

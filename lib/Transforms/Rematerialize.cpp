@@ -61,88 +61,49 @@ static bool canRecompute(Operation *op) {
   return !dialect || isMemoryEffectFree(op);
 }
 
+void mlir::lms::contractionOf(const FunctionGraph &fg,
+                              std::vector<uint8_t> &joinsPrevious,
+                              std::vector<uint8_t> &recomputable) {
+  const ::lms::Graph &g = fg.getGraph();
+  OpIndex n = static_cast<OpIndex>(g.numOps());
+  recomputable.assign(n, 0);
+  joinsPrevious.assign(n, 0);
+  for (OpIndex i = 0; i < n; ++i)
+    recomputable[i] = canRecompute(fg.getOp(i));
+  // Op i may join the ops before it when every buffer it writes in place
+  // is held by a result of an earlier op that only op i reads (an
+  // allocation and a fill before the op that writes into it; a max-pool
+  // writing its values and indices into two such buffers).
+  for (OpIndex i = 1; i < n; ++i) {
+    const ::lms::Op &op = g.op(i);
+    if (op.updates.empty())
+      continue;
+    Operation *writer = fg.getOp(i);
+    bool all = true;
+    for (TensorIndex buffer : op.updates) {
+      bool held = false;
+      for (Value operand : writer->getOperands()) {
+        std::optional<TensorIndex> b = fg.lookupBuffer(operand);
+        Operation *def = operand.getDefiningOp();
+        if (b && *b == buffer && def && def->getBlock() == writer->getBlock() &&
+            fg.lookupOp(def) && operand.hasOneUse())
+          held = true;
+      }
+      all &= held;
+    }
+    joinsPrevious[i] = all;
+  }
+}
+
 FailureOr<RematGraph> RematGraph::build(const FunctionGraph &fg,
                                         const ::lms::DeviceSpec &device) {
-  const ::lms::Graph &g = fg.getGraph();
+  std::vector<uint8_t> joinsPrevious, irRecomputable;
+  contractionOf(fg, joinsPrevious, irRecomputable);
+  ::lms::ContractedGraph contracted = ::lms::contractChains(
+      fg.getGraph(), joinsPrevious, irRecomputable, &device);
   RematGraph result;
-  OpIndex n = static_cast<OpIndex>(g.numOps());
-  std::vector<uint8_t> irRecomputable(n, 0);
-  for (OpIndex i = 0; i < n; ++i)
-    irRecomputable[i] = canRecompute(fg.getOp(i));
-
-  // Chains: op i joins the group of op i-1 when it writes in place the one
-  // buffer that group produced, and the value it overwrites has no other
-  // use.
-  std::vector<int> groupOf(n, -1);
-  for (OpIndex i = 0; i < n; ++i) {
-    const ::lms::Op &op = g.op(i);
-    bool extend = false;
-    if (i > 0 && irRecomputable[i] && irRecomputable[i - 1] &&
-        op.updates.size() == 1 && op.kind == ::lms::OpKind::Compute) {
-      TensorIndex buffer = op.updates.front();
-      OpIndex producer = g.tensor(buffer).producer;
-      int group = groupOf[i - 1];
-      if (producer >= 0 && groupOf[producer] == group) {
-        Operation *previous = fg.getOp(i - 1);
-        for (Value value : previous->getResults()) {
-          std::optional<TensorIndex> b = fg.lookupBuffer(value);
-          if (b && *b == buffer && value.hasOneUse() &&
-              value.getUses().begin()->getOwner() == fg.getOp(i))
-            extend = true;
-        }
-      }
-    }
-    if (extend) {
-      groupOf[i] = groupOf[i - 1];
-      result.members.back().push_back(i);
-    } else {
-      groupOf[i] = static_cast<int>(result.members.size());
-      result.members.push_back({i});
-    }
-  }
-
-  for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t) {
-    const ::lms::Tensor &tensor = g.tensor(t);
-    TensorIndex copy =
-        result.graph.addTensor(tensor.name, tensor.bytes, tensor.space);
-    result.graph.tensor(copy).rank = tensor.rank;
-    result.graph.setLiveOut(copy, tensor.liveOut);
-  }
-  for (const std::vector<OpIndex> &group : result.members) {
-    llvm::SetVector<TensorIndex> inputs, outputs, updates;
-    std::vector<uint8_t> produced(g.numTensors(), 0);
-    ::lms::OpCost cost;
-    double seconds = 0;
-    int64_t transient = 0;
-    bool recomputable = true;
-    for (OpIndex i : group) {
-      const ::lms::Op &op = g.op(i);
-      for (TensorIndex t : op.inputs)
-        if (!produced[t])
-          inputs.insert(t);
-      for (TensorIndex t : op.updates)
-        if (!produced[t])
-          updates.insert(t);
-      for (TensorIndex t : op.outputs) {
-        outputs.insert(t);
-        produced[t] = 1;
-      }
-      cost.flops += op.cost.flops;
-      cost.bytes += op.cost.bytes;
-      seconds += ::lms::opCost(g, i, &device);
-      transient = std::max(transient, op.transientBytes);
-      recomputable &= irRecomputable[i] != 0 && op.recomputable;
-    }
-    cost.seconds = seconds;
-    const ::lms::Op &last = g.op(group.back());
-    ::lms::OpKind kind = group.size() == 1 ? last.kind : ::lms::OpKind::Compute;
-    OpIndex k = result.graph.addOp(last.name, inputs.getArrayRef(),
-                                   outputs.getArrayRef(), cost, kind);
-    for (TensorIndex t : updates)
-      result.graph.addUpdate(k, t);
-    result.graph.setTransientBytes(k, transient);
-    result.graph.op(k).recomputable = recomputable && updates.empty();
-  }
+  result.graph = std::move(contracted.graph);
+  result.members = std::move(contracted.members);
   std::string problem = result.graph.verify();
   if (!problem.empty())
     return emitError(fg.getFunction()->getLoc())

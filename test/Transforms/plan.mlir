@@ -6,6 +6,7 @@
 // RUN: lms-opt %s --lms-plan="budget=32KiB" | FileCheck %s --check-prefix=SCHEDULED
 // RUN: lms-opt %s --lms-plan="budget=32KiB stats=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCHEDULED-STATS
 // RUN: lms-opt %s --lms-plan="budget=32KiB" --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=FITS
+// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false strategy=joint stats=true" 2>&1 | FileCheck %s --check-prefix=JOINT
 // RUN: not lms-opt %s --lms-plan="budget=32KiB strategy=magic" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not lms-opt %s --lms-plan="budget=32KiB split-fraction=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FRACTION
 // RUN: not lms-opt %s --lms-plan="budget=32KiB split-fraction=1.5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FRACTION
@@ -32,6 +33,19 @@
 // STATS: lms-plan: @f: budget 32768 bytes, peak 36864 bytes, without LMS {{[0-9.]+}} us
 // STATS-NEXT:   offload 100% of the excess: {{[0-9.]+}} us, 1 tensors offloaded, 0 recomputes
 // STATS-NEXT:   offload   0% of the excess: {{[0-9.]+}} us, 0 tensors offloaded, 1 recomputes  <- chosen
+// STATS:        joint, per tensor        : {{[0-9.]+}} us, 0 tensors offloaded, 1 recomputes (recomputation removes 100% of the excess)
+
+// COM: The joint planner alone: its trials (offloading alone, then
+// COM: recomputation removing all, three quarters, ... of the excess), the
+// COM: fastest (recomputing the fill) chosen and written.
+// COM: (The trials' times are the graph core's estimates; the candidate's
+// COM: is the rewritten function's.)
+// JOINT: joint trial: recompute   0% of the excess, 0 units kept: {{[0-9.]+}} us
+// JOINT-NEXT: joint trial: recompute 100% of the excess, 0 units kept: {{[0-9.]+}} us
+// JOINT: joint, per tensor        : {{[0-9.]+}} us, 0 tensors offloaded, 1 recomputes (recomputation removes 100% of the excess)  <- chosen
+// JOINT-LABEL: func.func @f
+// JOINT-NOT:     lms.swap_out
+// JOINT:         lms.recompute
 
 // CHECK-LABEL: func.func @f
 // CHECK-NOT:     lms.swap_out
@@ -44,7 +58,7 @@
 // SWAP-NOT:     lms.recompute
 
 // FITS: @f: peak {{.*}} ({{[0-9]+}} bytes)
-// BAD: error: invalid strategy 'magic': expected auto, swap or recompute
+// BAD: error: invalid strategy 'magic': expected auto, joint, swap or recompute
 // FRACTION: error: invalid split-fraction {{.*}}: expected a fraction of the budget in (0, 1]
 // TOO-SMALL: error: budget 20.0 KiB (20480 bytes) is below the smallest feasible budget
 func.func @f(%x: tensor<4x1024xf32>) -> tensor<1024xf32> {

@@ -150,6 +150,28 @@ llvm::Expected<RematResult> planRemat(const Graph &graph, uint64_t budget,
                                       RematMethod method,
                                       const RematOptions &options);
 
+/// A graph with runs of ops contracted into one op each: the unit a
+/// recomputation clones, such as an in-place chain (an allocation, a fill
+/// and the op that writes into it). Tensors keep their indices.
+struct ContractedGraph {
+  Graph graph;
+  /// Op k of `graph` stands for the ops `members[k]` of the original.
+  std::vector<std::vector<OpIndex>> members;
+};
+
+/// Contracts `graph`: op i joins the unit of op i-1 when `joinsPrevious[i]`
+/// (it overwrites in place a buffer op i-1 produced that nothing else
+/// reads), both may be recomputed, op i writes one buffer in place and that
+/// buffer was produced inside the unit. A unit may be recomputed when every
+/// member may (`recomputable[i]` and Op::recomputable) and it writes in
+/// place no buffer it did not produce. A unit's cost is its members' time
+/// under `device` (FLOPs without one) as a fixed time. Empty arrays: no op
+/// joins; every op's Op::recomputable decides.
+ContractedGraph contractChains(const Graph &graph,
+                               llvm::ArrayRef<uint8_t> joinsPrevious,
+                               llvm::ArrayRef<uint8_t> recomputable,
+                               const DeviceSpec *device);
+
 /// Graphs larger than this use the DTR simulation for the heuristic.
 constexpr size_t kIntervalSearchMaxOps = 1000000;
 

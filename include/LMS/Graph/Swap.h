@@ -103,6 +103,12 @@ struct Timeline {
 };
 Timeline simulate(const Graph &graph, const DeviceSpec &device);
 
+/// The same timing for ops run in `order`, where an op may run more than
+/// once (a recomputation): each run is timed; `start` and `end` hold an
+/// op's last run.
+Timeline simulateOrder(const Graph &graph, llvm::ArrayRef<OpIndex> order,
+                       const DeviceSpec &device);
+
 /// Knobs of the planners. Negative means automatic.
 struct SwapOptions {
   /// A gap is a candidate only when more than this many ops lie in it.

@@ -64,6 +64,9 @@ struct RematKnobs {
   /// Search iterations (0: automatic).
   uint64_t iterations = 0;
   uint64_t seed = 1;
+  /// Ops of the function (indices of its FunctionGraph) whose units must
+  /// not be recomputed (the joint planner keeps them for offloading).
+  std::vector<::lms::OpIndex> keptOps;
 };
 
 /// Fails, with the error at `at`, for an unknown planner, planner=exact in a

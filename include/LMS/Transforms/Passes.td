@@ -372,16 +372,22 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
     order fits; `schedule=false` keeps the order as written): when the new
     order fits, that is the whole plan. Otherwise, it tries
     offloading only (`--lms-insert-swaps`), recomputing only
-    (`--lms-rematerialize`), and mixes where offloading first brings the peak
+    (`--lms-rematerialize`), mixes where offloading first brings the peak
     down part of the way (a quarter, half, three quarters of the excess) and
-    recomputation does the rest; every candidate is a real rewrite of the
+    recomputation does the rest, and the joint planner of the graph core:
+    per tensor, keep it, recompute it or offload it, searched together
+    under the device model (recomputation takes a share of the excess, the
+    tensors whose recomputation costs most are left to the links, and
+    offloading fits the rest; every trial is timed by the simulator), then
+    written in that order. Every candidate is a real rewrite of the
     function, timed by the memory analysis' simulator (compute stream, one
     copy stream each way, the recomputations' own cost), and the fastest one
     that fits is kept. Per tensor, this chooses between keeping it, copying
     it out and back (cost: the copy time not hidden behind compute) and
     recomputing it (cost: its compute, recursively).
 
-    `strategy=swap` and `strategy=recompute` force one kind. The options of
+    `strategy=swap` and `strategy=recompute` force one kind;
+    `strategy=joint` runs the joint planner alone. The options of
     the two passes apply (`time-limit` and `remat-planner` to the
     recomputation, `swap-planner` to the offloading). With `stats=true` the
     pass prints the chosen mix and the estimated step time of each
@@ -399,7 +405,8 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "Device preset of the cost model (default: the module's DLTI "
            "spec, else v100-16g)">,
     Option<"strategy", "strategy", "std::string", "\"auto\"",
-           "auto (the fastest mix), swap or recompute">,
+           "auto (the fastest candidate), joint (the joint planner alone), "
+           "swap or recompute">,
     Option<"schedule", "schedule", "bool", "true",
            "Reorder the ops of a function that does not fit for a smaller "
            "peak before offloading or recomputing">,

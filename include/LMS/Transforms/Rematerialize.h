@@ -26,6 +26,13 @@ namespace lms {
 /// `members[k]` of the FunctionGraph. An op may be recomputed when every
 /// member is free of memory effects with tensor results and the group writes
 /// no buffer it did not produce. Costs are in seconds under the device.
+/// What the contraction of a function's graph needs from the IR, per op of
+/// `fg`'s graph: whether it overwrites in place a buffer that a result of
+/// the op before it holds and nothing else uses, and whether the IR can
+/// clone it into a recompute region (::lms::contractChains).
+void contractionOf(const FunctionGraph &fg, std::vector<uint8_t> &joinsPrevious,
+                   std::vector<uint8_t> &recomputable);
+
 struct RematGraph {
   ::lms::Graph graph;
   std::vector<std::vector<::lms::OpIndex>> members;

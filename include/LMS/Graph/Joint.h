@@ -1,0 +1,104 @@
+//===- Joint.h - Recompute and offload, decided per tensor ------*- C++ -*-===//
+//
+// The joint planner of --lms-plan: for every tensor, keep it, recompute it,
+// or offload it over gaps in its use (with a prefetch point), decided
+// together under the device model's time, where copies hide behind compute
+// and recomputation takes what the links cannot carry.
+//
+// A joint plan is a recomputation plan on the graph with its in-place chains
+// contracted, for a budget between the peak and the device budget, and then
+// a swap plan on the graph that recomputation plan stands for (its ops in
+// plan order, a recomputation as an op of its own), for the device budget:
+// the order the IR is rewritten in (--lms-rematerialize, then
+// --lms-insert-swaps). Recomputing first lets the offloading planner move
+// any tensor, recomputed ones included. The search:
+//
+//  1. Levels: recomputation brings the peak down by a share of the excess
+//     (none, a quarter, ... all of it) and offloading does the rest.
+//  2. Per unit: from the fastest, the units whose recomputation costs most
+//     are kept from recomputation one at a time (offloading then takes their
+//     bytes if the links have room); a change is kept when the simulated
+//     step is faster.
+//
+// Every trial is timed by the event simulator of Swap.h (compute stream, one
+// copy stream each way). The search is bounded by a number of trials, never
+// by time: the same graph and options give the same plan.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMS_GRAPH_JOINT_H
+#define LMS_GRAPH_JOINT_H
+
+#include "LMS/Graph/Remat.h"
+#include "LMS/Graph/Swap.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lms {
+
+struct JointOptions {
+  /// The offloading planner's options on the input graph (gaps the IR
+  /// cannot rewrite, reuse), used when nothing is recomputed.
+  SwapOptions swap;
+  /// The recomputation planner and its options (the device is set by the
+  /// joint planner). Trials use a quarter of its work limit.
+  RematMethod rematMethod = RematMethod::Heuristic;
+  RematOptions remat;
+  /// Most bytes a plan may hold in host memory at once (0: no limit).
+  uint64_t hostLimit = 0;
+  /// Per op of the graph: the contraction of contractChains (empty: no op
+  /// joins; Op::recomputable decides).
+  std::vector<uint8_t> joinsPrevious;
+  std::vector<uint8_t> recomputable;
+  /// Trials of the per-unit search (0: 8).
+  unsigned perUnitTrials = 0;
+};
+
+/// One trial of the search, for reports.
+struct JointTrial {
+  /// The share of the excess recomputation removed.
+  double rematShare = 0;
+  /// Units kept from recomputation.
+  size_t kept = 0;
+  /// The simulated step, or why there is no plan.
+  std::optional<double> seconds;
+  std::string failure;
+};
+
+struct JointResult {
+  /// The budget of the recomputation step (the peak when nothing is
+  /// recomputed), and the share of the excess it removes.
+  uint64_t rematBudget = 0;
+  double rematShare = 0;
+  /// Ops of the input graph whose units must not be recomputed.
+  std::vector<OpIndex> keptOps;
+  /// The simulated step of the joint plan, its device and host peaks.
+  double seconds = 0;
+  uint64_t peakBytes = 0;
+  uint64_t hostPeakBytes = 0;
+  /// Distinct tensors offloaded and recomputations in the plan.
+  size_t offloadedTensors = 0;
+  size_t recomputes = 0;
+  std::vector<JointTrial> trials;
+};
+
+/// The op sequence of a plan's Compute steps.
+std::vector<OpIndex> computeOrder(const Plan &plan);
+
+/// The graph a recomputation plan stands for: its Compute steps in order,
+/// each an op; a computation after the first makes new tensors, which the
+/// later uses read. Live-out tensors are live-out in their last version.
+Graph graphOfPlan(const Graph &graph, const Plan &plan);
+
+/// Plans `graph` for `budget` with recomputation and offloading together.
+/// Fails with a message when no trial fits (the device budget, or the host
+/// limit with the device budget).
+llvm::Expected<JointResult> planJoint(const Graph &graph,
+                                      const DeviceSpec &device, uint64_t budget,
+                                      const JointOptions &options);
+
+} // namespace lms
+
+#endif // LMS_GRAPH_JOINT_H

@@ -1,0 +1,306 @@
+//===- Joint.cpp - Recompute and offload, decided per tensor --------------===//
+//
+// See Joint.h for the search. A trial is (share, kept): the recomputation
+// planner brings the peak down by `share` of the excess without recomputing
+// the kept units, then the offloading planner fits the budget on the graph
+// that recomputation plan stands for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LMS/Graph/Joint.h"
+#include "LMS/Graph/Memory.h"
+#include "LMS/Graph/Units.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace lms;
+
+std::vector<OpIndex> lms::computeOrder(const Plan &plan) {
+  std::vector<OpIndex> order;
+  for (const Step &step : plan)
+    if (step.kind == Step::Compute)
+      order.push_back(step.index);
+  return order;
+}
+
+Graph lms::graphOfPlan(const Graph &graph, const Plan &plan) {
+  Graph result;
+  for (const Tensor &tensor : graph.getTensors()) {
+    TensorIndex copy =
+        result.addTensor(tensor.name, tensor.bytes, tensor.space);
+    result.tensor(copy).rank = tensor.rank;
+    result.tensor(copy).hostBacked = tensor.hostBacked;
+  }
+  std::vector<TensorIndex> current(graph.numTensors());
+  for (size_t t = 0; t < current.size(); ++t)
+    current[t] = static_cast<TensorIndex>(t);
+  std::vector<uint8_t> computed(graph.numOps(), 0);
+  for (OpIndex i : computeOrder(plan)) {
+    const Op &op = graph.op(i);
+    llvm::SmallVector<TensorIndex, 4> inputs, outputs;
+    for (TensorIndex t : op.inputs)
+      inputs.push_back(current[t]);
+    for (TensorIndex t : op.outputs) {
+      if (computed[i]) {
+        const Tensor &tensor = graph.tensor(t);
+        TensorIndex again =
+            result.addTensor(tensor.name + "'", tensor.bytes, tensor.space);
+        result.tensor(again).rank = tensor.rank;
+        current[t] = again;
+      }
+      outputs.push_back(current[t]);
+    }
+    OpIndex k = result.addOp(op.name, inputs, outputs, op.cost, op.kind);
+    for (TensorIndex t : op.updates)
+      result.addUpdate(k, current[t]);
+    result.setTransientBytes(k, op.transientBytes);
+    result.op(k).recomputable = op.recomputable;
+    computed[i] = 1;
+  }
+  for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors()); ++t)
+    if (graph.tensor(t).liveOut)
+      result.setLiveOut(current[t]);
+  return result;
+}
+
+namespace {
+
+/// What one trial produced.
+struct Outcome {
+  double seconds = 0;
+  uint64_t rematBudget = 0;
+  uint64_t peakBytes = 0;
+  uint64_t hostPeakBytes = 0;
+  size_t offloadedTensors = 0;
+  /// Per unit of the contracted graph, its computations in the plan.
+  std::vector<unsigned> computations;
+};
+
+size_t distinctTensors(const SwapPlan &plan) {
+  std::set<TensorIndex> tensors;
+  for (const SwapDecision &d : plan.decisions)
+    tensors.insert(d.tensor);
+  return tensors.size();
+}
+
+class JointSearch {
+public:
+  JointSearch(const Graph &graph, const DeviceSpec &device, uint64_t budget,
+              const JointOptions &options, uint64_t peak)
+      : graph(graph), device(device), budget(budget), options(options),
+        peak(peak), base(contractChains(graph, options.joinsPrevious,
+                                        options.recomputable, &device)) {}
+
+  const ContractedGraph &getBase() const { return base; }
+
+  /// The budget of the recomputation step for `share` of the excess.
+  uint64_t rematBudgetOf(double share) const {
+    if (share >= 1)
+      return budget;
+    uint64_t excess = peak - budget;
+    return peak - std::min<uint64_t>(
+                      excess, static_cast<uint64_t>(share * double(excess)));
+  }
+
+  /// One trial; `full` gives the recomputation planner its whole work
+  /// limit (trials get a quarter).
+  llvm::Expected<Outcome>
+  evaluate(double share, const std::vector<uint8_t> &kept, bool full) const {
+    Outcome outcome;
+    outcome.rematBudget = rematBudgetOf(share);
+    if (share <= 0) {
+      // Offloading alone, on the graph as written.
+      llvm::Expected<SwapResult> swaps =
+          planSwaps(graph, device, budget, options.swap);
+      if (!swaps)
+        return swaps.takeError();
+      outcome.rematBudget = peak;
+      return finish(outcome, *swaps);
+    }
+    Graph contracted = base.graph;
+    for (size_t k = 0; k < kept.size(); ++k)
+      if (kept[k])
+        contracted.op(k).recomputable = false;
+    RematOptions remat = options.remat;
+    remat.device = &device;
+    if (!full) {
+      uint64_t iterations = remat.searchIterations
+                                ? remat.searchIterations
+                                : autoSearchIterations(contracted);
+      remat.searchIterations = std::max<uint64_t>(1, iterations / 4);
+      remat.progress = nullptr;
+    }
+    llvm::Expected<RematResult> planned =
+        planRemat(contracted, outcome.rematBudget, options.rematMethod, remat);
+    if (!planned)
+      return planned.takeError();
+    outcome.computations.assign(contracted.numOps(), 0);
+    for (OpIndex op : computeOrder(planned->plan))
+      ++outcome.computations[op];
+    Graph recomputed = graphOfPlan(contracted, planned->plan);
+    MemoryProfile profile = evaluateSchedule(recomputed, {false});
+    if (profile.peakBytes <= budget) {
+      SwapResult none;
+      none.peakBytes = profile.peakBytes;
+      none.hostPeakBytes = profile.hostPeakBytes;
+      none.timeline = simulate(recomputed, device);
+      return finish(outcome, none);
+    }
+    // The offloading planner on the recomputed graph: a buffer written in
+    // place holds more than one value, which the IR's candidates sort out;
+    // the estimate leaves such buffers on the device.
+    std::vector<uint8_t> updated(recomputed.numTensors(), 0);
+    for (const Op &op : recomputed.getOps())
+      for (TensorIndex t : op.updates)
+        updated[t] = 1;
+    SwapOptions swapOptions;
+    swapOptions.valueAfterGap = [&](TensorIndex t, OpIndex, OpIndex) {
+      return updated[t] ? -1 : 0;
+    };
+    llvm::Expected<SwapResult> swaps =
+        planSwaps(recomputed, device, budget, swapOptions);
+    if (!swaps)
+      return swaps.takeError();
+    return finish(outcome, *swaps);
+  }
+
+private:
+  llvm::Expected<Outcome> finish(Outcome &outcome,
+                                 const SwapResult &swaps) const {
+    if (options.hostLimit && swaps.hostPeakBytes > options.hostLimit)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          llvm::formatv("offloading holds {0} in host memory at once, over "
+                        "the host budget {1}",
+                        formatBytes(swaps.hostPeakBytes),
+                        formatBytes(options.hostLimit))
+              .str());
+    outcome.seconds = swaps.timeline.totalSeconds;
+    outcome.peakBytes = swaps.peakBytes;
+    outcome.hostPeakBytes = swaps.hostPeakBytes;
+    outcome.offloadedTensors = distinctTensors(swaps.plan);
+    return std::move(outcome);
+  }
+
+  const Graph &graph;
+  const DeviceSpec &device;
+  uint64_t budget;
+  const JointOptions &options;
+  uint64_t peak;
+  ContractedGraph base;
+};
+
+} // namespace
+
+llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
+                                           const DeviceSpec &device,
+                                           uint64_t budget,
+                                           const JointOptions &options) {
+  JointResult result;
+  MemoryProfile profile = evaluateSchedule(graph, {false});
+  uint64_t peak = profile.peakBytes;
+  if (peak <= budget) {
+    result.rematBudget = peak;
+    result.seconds = simulate(graph, device).totalSeconds;
+    result.peakBytes = peak;
+    result.hostPeakBytes = profile.hostPeakBytes;
+    return result;
+  }
+  JointSearch search(graph, device, budget, options, peak);
+  size_t numUnits = search.getBase().graph.numOps();
+
+  std::optional<Outcome> best;
+  double bestShare = 0;
+  std::vector<uint8_t> bestKept(numUnits, 0);
+  auto consider = [&](double share, const std::vector<uint8_t> &kept) {
+    JointTrial trial;
+    trial.rematShare = share;
+    trial.kept = llvm::count(kept, 1);
+    llvm::Expected<Outcome> outcome = search.evaluate(share, kept, false);
+    if (!outcome) {
+      trial.failure = llvm::toString(outcome.takeError());
+      result.trials.push_back(trial);
+      return;
+    }
+    trial.seconds = outcome->seconds;
+    result.trials.push_back(trial);
+    // Faster by more than rounding: ties keep the earlier trial.
+    if (best && !(outcome->seconds < best->seconds * (1 - 1e-9)))
+      return;
+    best = std::move(*outcome);
+    bestShare = share;
+    bestKept = kept;
+  };
+
+  // 1. Levels.
+  std::vector<uint8_t> none(numUnits, 0);
+  for (double share : {0.0, 1.0, 0.75, 0.5, 0.25})
+    consider(share, none);
+  if (!best) {
+    std::string why;
+    for (const JointTrial &trial : result.trials)
+      why += llvm::formatv("{0}recomputing {1:P0} of the excess: {2}",
+                           why.empty() ? "" : "; ", trial.rematShare,
+                           trial.failure)
+                 .str();
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "no joint plan fits: " + why);
+  }
+  // Between the levels around the best.
+  if (bestShare > 0 && bestShare < 1) {
+    double share = bestShare;
+    consider(share - 0.125, none);
+    consider(share + 0.125, none);
+  }
+
+  // 2. Per unit: the costliest recomputations, kept one at a time for the
+  // offloading planner (which only runs when recomputation leaves it some
+  // of the excess).
+  if (bestShare > 0 && bestShare < 1) {
+    const Graph &units = search.getBase().graph;
+    std::vector<std::pair<double, OpIndex>> costly;
+    for (OpIndex k = 0; k < static_cast<OpIndex>(numUnits); ++k)
+      if (best->computations[k] > 1)
+        costly.push_back(
+            {(best->computations[k] - 1) * opCost(units, k, &device), k});
+    std::stable_sort(
+        costly.begin(), costly.end(),
+        [](const auto &x, const auto &y) { return x.first > y.first; });
+    unsigned trials = options.perUnitTrials ? options.perUnitTrials : 8;
+    if (costly.size() > trials)
+      costly.resize(trials);
+    for (auto [cost, unit] : costly) {
+      std::vector<uint8_t> kept = bestKept;
+      kept[unit] = 1;
+      consider(bestShare, kept);
+    }
+  }
+
+  // The chosen trial again, with the recomputation planner's whole work
+  // limit (kept only when it is at least as fast).
+  if (bestShare > 0) {
+    llvm::Expected<Outcome> final = search.evaluate(bestShare, bestKept, true);
+    if (final && final->seconds <= best->seconds)
+      best = std::move(*final);
+    else if (!final)
+      llvm::consumeError(final.takeError());
+  }
+
+  result.rematBudget = best->rematBudget;
+  result.rematShare = bestShare;
+  for (size_t k = 0; k < numUnits; ++k)
+    if (bestKept[k])
+      for (OpIndex op : search.getBase().members[k])
+        result.keptOps.push_back(op);
+  result.seconds = best->seconds;
+  result.peakBytes = best->peakBytes;
+  result.hostPeakBytes = best->hostPeakBytes;
+  result.offloadedTensors = best->offloadedTensors;
+  for (unsigned computations : best->computations)
+    result.recomputes += computations > 1 ? computations - 1 : 0;
+  return result;
+}
