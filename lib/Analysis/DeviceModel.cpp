@@ -98,10 +98,13 @@ FailureOr<::lms::DeviceSpec> mlir::lms::resolveDevice(Operation *scope,
                             "non-negative number";
           return failure();
         }
-        if (isCapacity)
+        if (isCapacity) {
           result.capacityBytes = static_cast<uint64_t>(*value);
-        else
+          // The base preset's card no longer describes it.
+          result.physicalBytes = 0;
+        } else {
           *field = *value;
+        }
       }
       result.name = (base + " (DLTI)").str();
       return result;

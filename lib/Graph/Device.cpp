@@ -1,10 +1,22 @@
 //===- Device.cpp - Device descriptions and op timing ---------------------===//
 //
-// Presets. Figures are vendor datasheet numbers for FP32 (non-tensor-core)
-// throughput and HBM bandwidth, and the host links of DESIGN.md section 4:
-// PCIe Gen3 x16 ~16 GB/s a direction, Gen4 ~32, Gen5 ~63; NVLink 2.0 between
-// a POWER9 CPU and a V100 150 GB/s a direction; GH200 NVLink-C2C measured
-// ~375 GB/s host-to-device and ~297 GB/s device-to-host.
+// Presets: vendor datasheet FP32 (non-tensor-core) throughput and HBM
+// bandwidth; what a process can allocate; and host links at the rates
+// pinned copies reach, not the line rates. docs/UserGuide.md ("Devices")
+// gives each figure's source.
+//
+// Usable memory: the total the driver reports (nvidia-smi's "Total",
+// cudaMemGetInfo) less 1 GiB for the CUDA context and the libraries'
+// workspaces (cuBLAS, cuDNN), which a framework process holds before its
+// first tensor. The datasheet size stays as physicalBytes.
+//
+// Links, a direction: PCIe Gen3 x16 15.75 GB/s line rate, 12 GB/s pinned
+// (bandwidthTest on V100 systems reports 12-13); Gen4 x16 25 GB/s pinned
+// (31.5 line); Gen5 x16 50 GB/s pinned (63 line); NVLink 2.0 between a
+// POWER9 CPU and a V100 in the 4-GPU AC922: 3 links of 25 GB/s a direction
+// (the quoted 150 GB/s counts both), 68 GB/s taken as what copies reach
+// (90%); GH200 NVLink-C2C measured ~375 GB/s host-to-device and ~297 GB/s
+// device-to-host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,27 +30,33 @@ using namespace lms;
 
 static constexpr double GB = 1e9;
 static constexpr uint64_t GiB = 1ull << 30;
+static constexpr uint64_t MiB = 1ull << 20;
 static constexpr uint64_t HostGB = 1000ull * 1000 * 1000;
+/// The CUDA context and library workspaces.
+static constexpr uint64_t Reserve = 1 * GiB;
 
 // Host memory per GPU: the reference system's memory over its GPUs (DGX-1:
 // 512 GB for 8 V100; IBM AC922, the TFLMS machine: 512 GB for 4 V100 over
 // NVLink; DGX A100: 1 TB for 8; a 2-socket PCIe server: 512 GB for 4 H100;
 // DGX H200: 2 TB for 8; GH200: 480 GB of LPDDR5X next to each GPU).
+// Driver totals (MiB): V100 16 GB 16160, V100 32 GB 32510, A100 40 GB
+// 40536, H100 PCIe 81559, H200 143771 (its datasheet says 141 GB: taken
+// as GiB, below the driver total), GH200 (96 GB HBM3) 97871.
 static const DeviceSpec kPresets[] = {
-    // name, capacity, FLOP/s, HBM B/s, H2D B/s, D2H B/s, op overhead, copy
-    // latency, host memory.
-    {"v100-16g", 16 * GiB, 15.7e12, 900 * GB, 16 * GB, 16 * GB, 5e-6, 1e-5,
-     64 * HostGB},
-    {"v100-32g-nvlink", 32 * GiB, 15.7e12, 900 * GB, 150 * GB, 150 * GB, 5e-6,
-     1e-5, 128 * HostGB},
-    {"a100-40g", 40 * GiB, 19.5e12, 1555 * GB, 32 * GB, 32 * GB, 4e-6, 1e-5,
-     128 * HostGB},
-    {"h100-pcie", 80 * GiB, 51.2e12, 2000 * GB, 63 * GB, 63 * GB, 3e-6, 1e-5,
-     128 * HostGB},
-    {"h200", 141ull * 1000 * 1000 * 1000, 67e12, 4800 * GB, 63 * GB, 63 * GB,
-     3e-6, 1e-5, 256 * HostGB},
-    {"gh200", 96 * GiB, 67e12, 4000 * GB, 375 * GB, 297 * GB, 3e-6, 5e-6,
-     480 * HostGB},
+    // name, usable, FLOP/s, HBM B/s, H2D B/s, D2H B/s, op overhead, copy
+    // latency, host memory, datasheet memory.
+    {"v100-16g", 16160 * MiB - Reserve, 15.7e12, 900 * GB, 12 * GB, 12 * GB,
+     5e-6, 1e-5, 64 * HostGB, 16 * GiB},
+    {"v100-32g-nvlink", 32510 * MiB - Reserve, 15.7e12, 900 * GB, 68 * GB,
+     68 * GB, 5e-6, 1e-5, 128 * HostGB, 32 * GiB},
+    {"a100-40g", 40536 * MiB - Reserve, 19.5e12, 1555 * GB, 25 * GB, 25 * GB,
+     4e-6, 1e-5, 128 * HostGB, 40 * GiB},
+    {"h100-pcie", 81559 * MiB - Reserve, 51.2e12, 2000 * GB, 50 * GB, 50 * GB,
+     3e-6, 1e-5, 128 * HostGB, 80 * GiB},
+    {"h200", 143771 * MiB - Reserve, 67e12, 4800 * GB, 50 * GB, 50 * GB, 3e-6,
+     1e-5, 256 * HostGB, 141 * GiB},
+    {"gh200", 97871 * MiB - Reserve, 67e12, 4000 * GB, 375 * GB, 297 * GB, 3e-6,
+     5e-6, 480 * HostGB, 96 * GiB},
 };
 
 double DeviceSpec::computeSeconds(const OpCost &cost) const {

@@ -216,6 +216,25 @@ llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
   std::optional<Outcome> best;
   double bestShare = 0;
   std::vector<uint8_t> bestKept(numUnits, 0);
+  // Every trial that fits, in the order tried.
+  struct Fitting {
+    double share;
+    std::vector<uint8_t> kept;
+    Outcome outcome;
+  };
+  std::vector<Fitting> fitting;
+  auto choiceOf = [&](double share, const std::vector<uint8_t> &kept,
+                      const Outcome &outcome) {
+    JointChoice choice;
+    choice.rematBudget = outcome.rematBudget;
+    choice.rematShare = share;
+    for (size_t k = 0; k < numUnits; ++k)
+      if (kept[k])
+        for (OpIndex op : search.getBase().members[k])
+          choice.keptOps.push_back(op);
+    choice.seconds = outcome.seconds;
+    return choice;
+  };
   auto consider = [&](double share, const std::vector<uint8_t> &kept) {
     JointTrial trial;
     trial.rematShare = share;
@@ -228,6 +247,7 @@ llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
     }
     trial.seconds = outcome->seconds;
     result.trials.push_back(trial);
+    fitting.push_back({share, kept, *outcome});
     // Faster by more than rounding: ties keep the earlier trial.
     if (best && !(outcome->seconds < best->seconds * (1 - 1e-9)))
       return;
@@ -290,13 +310,26 @@ llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
       llvm::consumeError(final.takeError());
   }
 
-  result.rematBudget = best->rematBudget;
-  result.rematShare = bestShare;
-  for (size_t k = 0; k < numUnits; ++k)
-    if (bestKept[k])
-      for (OpIndex op : search.getBase().members[k])
-        result.keptOps.push_back(op);
-  result.seconds = best->seconds;
+  static_cast<JointChoice &>(result) = choiceOf(bestShare, bestKept, *best);
+  // The alternatives: the other fitting trials, fastest first (earlier on
+  // ties), without repeats of the choice.
+  std::stable_sort(fitting.begin(), fitting.end(),
+                   [](const Fitting &x, const Fitting &y) {
+                     return x.outcome.seconds < y.outcome.seconds;
+                   });
+  for (const Fitting &f : fitting) {
+    if (result.alternatives.size() == 3)
+      break;
+    if (f.share == bestShare && f.kept == bestKept)
+      continue;
+    bool repeated =
+        llvm::any_of(result.alternatives, [&](const JointChoice &c) {
+          return c.rematShare == f.share &&
+                 c.keptOps == choiceOf(f.share, f.kept, f.outcome).keptOps;
+        });
+    if (!repeated)
+      result.alternatives.push_back(choiceOf(f.share, f.kept, f.outcome));
+  }
   result.peakBytes = best->peakBytes;
   result.hostPeakBytes = best->hostPeakBytes;
   result.offloadedTensors = best->offloadedTensors;

@@ -164,7 +164,6 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
   FailureOr<Outcome> applyJoint(FunctionOpInterface func,
                                 const GraphOptions &graphOptions,
                                 const ::lms::DeviceSpec &spec, uint64_t limit) {
-    Outcome outcome;
     GraphOptions liveOptions = graphOptions;
     liveOptions.arena = false;
     FailureOr<FunctionGraph> graph = FunctionGraph::build(func, liveOptions);
@@ -208,19 +207,58 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
             trial.seconds
                 ? llvm::formatv("{0:F1} us", *trial.seconds * 1e6).str()
                 : trial.failure);
-    outcome.jointShare = planned->rematShare;
+    // The choice, else the next fastest trials: the IR may bufferize a
+    // rewrite differently than the graph says, and a rewrite that does not
+    // fit fails. All but the last attempt fail quietly.
+    std::vector<::lms::JointChoice> choices = {*planned};
+    llvm::append_range(choices, planned->alternatives);
+    std::optional<BodySnapshot> snapshot;
+    if (choices.size() > 1)
+      snapshot.emplace(func);
+    for (size_t i = 0; i < choices.size(); ++i) {
+      bool last = i + 1 == choices.size();
+      if (i > 0)
+        snapshot->restore();
+      std::optional<ScopedDiagnosticHandler> quiet;
+      if (!last)
+        quiet.emplace(func->getContext(),
+                      [](Diagnostic &) { return success(); });
+      FailureOr<Outcome> written =
+          writeJoint(func, graphOptions, spec, limit, choices[i]);
+      if (succeeded(written)) {
+        if (printStatistics && i > 0)
+          llvm::errs() << "lms-plan: @" << func.getName()
+                       << ": joint: the rewrite of the faster trials did not "
+                          "fit; written: trial "
+                       << i + 1 << " of " << choices.size() << "\n";
+        return written;
+      }
+    }
+    return failure();
+  }
+
+  /// Writes a joint choice: recomputation for its budget (with its kept
+  /// units), then offloading for `limit`.
+  FailureOr<Outcome> writeJoint(FunctionOpInterface func,
+                                const GraphOptions &graphOptions,
+                                const ::lms::DeviceSpec &spec, uint64_t limit,
+                                const ::lms::JointChoice &choice) {
+    Outcome outcome;
+    GraphOptions liveOptions = graphOptions;
+    liveOptions.arena = false;
+    outcome.jointShare = choice.rematShare;
     RematKnobs knobs = rematKnobs;
-    knobs.keptOps = planned->keptOps;
-    if (planned->rematShare >= 1) {
+    knobs.keptOps = choice.keptOps;
+    if (choice.rematShare >= 1) {
       FailureOr<RematStats> remat =
           rematerializeFunction(func, graphOptions, spec, limit, knobs);
       if (failed(remat))
         return failure();
       outcome.remat = *remat;
     } else {
-      if (planned->rematShare > 0) {
+      if (choice.rematShare > 0) {
         FailureOr<RematStats> remat = rematerializeFunction(
-            func, liveOptions, spec, planned->rematBudget, knobs);
+            func, liveOptions, spec, choice.rematBudget, knobs);
         if (failed(remat))
           return failure();
         outcome.remat = *remat;

@@ -390,6 +390,8 @@ struct LMSReportMemoryPass
       json.attributeObject("device", [&] {
         json.attribute("name", deviceSpec.name);
         json.attribute("capacity_bytes", deviceSpec.capacityBytes);
+        if (deviceSpec.physicalBytes)
+          json.attribute("physical_bytes", deviceSpec.physicalBytes);
         json.attribute("peak_flops", deviceSpec.peakFlops);
         json.attribute("memory_bandwidth", deviceSpec.memoryBandwidth);
         json.attribute("h2d_bandwidth", deviceSpec.h2dBandwidth);

@@ -13,8 +13,12 @@
 // DLTI-NEXT: "h2d_bandwidth": 24000000000,
 // DLTI-NEXT: "d2h_bandwidth": 12000000000
 
-// COM: A preset named by the option wins over the spec.
+// COM: A preset named by the option wins over the spec. Its capacity is
+// COM: what a process can use (the driver's 97871 MiB less 1 GiB); the
+// COM: card's memory is given beside it.
 // PRESET: "name": "gh200",
+// PRESET-NEXT: "capacity_bytes": 101551439872,
+// PRESET-NEXT: "physical_bytes": 103079215104,
 // PRESET: "h2d_bandwidth": 375000000000,
 // PRESET-NEXT: "d2h_bandwidth": 297000000000
 

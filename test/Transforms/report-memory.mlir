@@ -23,7 +23,7 @@
 
 // JSON: "device": {
 // JSON-NEXT: "name": "h200",
-// JSON-NEXT: "capacity_bytes": 141000000000,
+// JSON-NEXT: "capacity_bytes": 149681078272,
 // JSON: "functions": [
 // JSON-NEXT: {
 // JSON-NEXT: "name": "two_layers",

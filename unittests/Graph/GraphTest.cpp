@@ -57,13 +57,18 @@ TEST(DeviceTest, PresetsExistAndTimesFollowTheRoofline) {
     std::optional<DeviceSpec> spec = lookupDevicePreset(name);
     ASSERT_TRUE(spec) << name;
     EXPECT_GT(spec->capacityBytes, 0u);
+    // What a process gets is less than the card's memory.
+    EXPECT_LT(spec->capacityBytes, spec->physicalBytes) << name;
+    EXPECT_GT(spec->capacityBytes, spec->physicalBytes * 9 / 10) << name;
     EXPECT_GT(spec->peakFlops, 0);
     EXPECT_GT(spec->h2dBandwidth, 0);
     EXPECT_GT(spec->d2hBandwidth, 0);
   }
   EXPECT_FALSE(lookupDevicePreset("tpu"));
   DeviceSpec v100 = *lookupDevicePreset("v100-16g");
-  EXPECT_EQ(v100.capacityBytes, 16ull << 30);
+  // The driver's 16160 MiB less 1 GiB for the context and workspaces.
+  EXPECT_EQ(v100.capacityBytes, (16160ull << 20) - (1ull << 30));
+  EXPECT_EQ(v100.physicalBytes, 16ull << 30);
   // Compute-bound: 15.7 GFLOP take 1 ms (+ launch overhead).
   OpCost compute{15.7e9, 1e3, std::nullopt};
   EXPECT_NEAR(v100.computeSeconds(compute), 1e-3 + v100.opOverhead, 1e-9);
@@ -73,8 +78,8 @@ TEST(DeviceTest, PresetsExistAndTimesFollowTheRoofline) {
   // A fixed time wins.
   OpCost fixed{1e20, 1e20, 0.5};
   EXPECT_EQ(v100.computeSeconds(fixed), 0.5);
-  // 16 GB/s: 16 MB take 1 ms plus the copy latency.
-  EXPECT_NEAR(v100.h2dSeconds(16000000), 1e-3 + v100.copyLatency, 1e-9);
+  // Pinned PCIe Gen3, 12 GB/s: 12 MB take 1 ms plus the copy latency.
+  EXPECT_NEAR(v100.h2dSeconds(12000000), 1e-3 + v100.copyLatency, 1e-9);
   DeviceSpec gh200 = *lookupDevicePreset("gh200");
   EXPECT_GT(gh200.h2dBandwidth, gh200.d2hBandwidth);
 }

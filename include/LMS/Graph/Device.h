@@ -21,7 +21,9 @@ namespace lms {
 
 struct DeviceSpec {
   std::string name;
-  /// Device memory in bytes (the default budget).
+  /// Device memory a process can use, in bytes (the default budget): for a
+  /// preset, what the driver reports as the GPU's total memory less a
+  /// reserve for the CUDA context and library workspaces.
   uint64_t capacityBytes = 0;
   /// Sustained floating-point throughput, FLOP/s.
   double peakFlops = 0;
@@ -38,6 +40,8 @@ struct DeviceSpec {
   /// offloaded tensors (the default host budget): the system's memory
   /// divided by its GPUs (docs/UserGuide.md gives the systems).
   uint64_t hostCapacityBytes = 0;
+  /// The memory on the card as its datasheet states it (0: not given).
+  uint64_t physicalBytes = 0;
 
   /// Roofline time of an op: max(flops / peak, bytes / bandwidth) plus the
   /// launch overhead, or the fixed time of the cost when it has one.

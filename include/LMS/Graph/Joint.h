@@ -67,15 +67,25 @@ struct JointTrial {
   std::string failure;
 };
 
-struct JointResult {
+/// What the IR is told to write: recomputation for a budget (with some units
+/// kept from it), then offloading for the device budget.
+struct JointChoice {
   /// The budget of the recomputation step (the peak when nothing is
   /// recomputed), and the share of the excess it removes.
   uint64_t rematBudget = 0;
   double rematShare = 0;
   /// Ops of the input graph whose units must not be recomputed.
   std::vector<OpIndex> keptOps;
-  /// The simulated step of the joint plan, its device and host peaks.
+  /// The simulated step.
   double seconds = 0;
+};
+
+struct JointResult : JointChoice {
+  /// The next fastest trials (at most three, fastest first), for a caller
+  /// whose rewrite of the choice fails (the IR may bufferize a rewrite
+  /// differently than the graph says).
+  std::vector<JointChoice> alternatives;
+  /// The joint plan's device and host peaks.
   uint64_t peakBytes = 0;
   uint64_t hostPeakBytes = 0;
   /// Distinct tensors offloaded and recomputations in the plan.
