@@ -295,6 +295,12 @@ class BodyBuilder:
     def ori(self, a, b):
         return self._op(f"arith.ori {a}, {b} : i1")
 
+    def andi(self, a, b):
+        return self._op(f"arith.andi {a}, {b} : i1")
+
+    def remsi(self, a, b, t="index"):
+        return self._op(f"arith.remsi {a}, {b} : {t}", "i")
+
     def exp(self, a):
         return self._op(f"math.exp {a} : f32")
 
@@ -1216,21 +1222,25 @@ class Lowering:
         kernel = list(kernel) * (k if len(kernel) == 1 else 1)
         stride = list(stride or kernel) * (k if len(stride or kernel) == 1 else 1)
         padding = list(padding) * (k if len(padding) == 1 else 1)
-        # gx[p] = sum over windows o containing p of g[o] * (ind[o] == p), in
-        # gather form over dilated and padded g and indices.
-        G = self._dilate(g, stride)
-        I = self._dilate(ind, stride, -1, I64)
+        # gx[p] = sum over windows o containing p of g[o] * (ind[o] == p), as
+        # PyTorch's kernel scatters it. Window o holds p at kernel offset
+        # r = p + pad - o * s: gathered over r, o = (p + pad - r) / s where
+        # that divides, from g and the indices padded by the windows that
+        # fall outside (-1: no hit). No dilated or padded copy of the
+        # indices at the input's size: the largest extra tensors are g and
+        # the indices with a border.
+        out_dims = list(g.shape[2:])
         pads = []
         for i in range(k):
-            lo = kernel[i] - 1
-            hi = max(0, x.shape[2 + i] + padding[i] - G.shape[2 + i])
-            pads.append((lo, hi))
-        Gp = self._pad(G, pads)
-        Ip = self._pad(I, pads, -1, I64)
+            first = (padding[i] - kernel[i] + 1) // stride[i]
+            last = (x.shape[2 + i] - 1 + padding[i]) // stride[i]
+            pads.append((max(0, -first), max(0, last - (out_dims[i] - 1))))
+        Gp = self._pad(g, pads)
+        Ip = self._pad(ind, pads, -1, I64)
         sp = [f"d{2 + i}" for i in range(k)]
         kk = [f"d{2 + k + i}" for i in range(k)]
-        gin = [f"{sp[i]} + {padding[i] + kernel[i] - 1} - {kk[i]}"
-               for i in range(k)]
+        gin = [f"({sp[i]} + {padding[i]} - {kk[i]}) floordiv {stride[i]} + "
+               f"{pads[i][0]}" for i in range(k)]
         out = self.em.filled(x.shape, 0.0)
         dims_in = list(x.shape[2:])
         # Kernel extents come from a zero-size-free helper: a [K...] tensor.
@@ -1243,6 +1253,12 @@ class Lowering:
                 flat = pos if flat is None else bb.addi(
                     bb.muli(flat, bb.iconst(dims_in[i])), pos)
             hit = bb.cmpi("eq", a[1], bb.to_i64(flat))
+            for i in range(k):
+                # p + pad - r divides by the stride: o holds p at offset r.
+                t = bb.addi(bb.index(2 + i), bb.iconst(padding[i]))
+                t = bb.addi(t, bb.muli(bb.index(2 + k + i), bb.iconst(-1)))
+                rem = bb.remsi(t, bb.iconst(stride[i]))
+                hit = bb.andi(hit, bb.cmpi("eq", rem, bb.iconst(0), "index"))
             return bb.select(hit, bb.addf(a[3], a[0]), a[3])
         return self.em.generic(
             2 + 2 * k, ["parallel"] * (2 + k) + ["reduction"] * k,
