@@ -6,7 +6,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LMS/Analysis/CostModel.h"
 #include "LMS/Analysis/FunctionGraph.h"
 #include "LMS/Transforms/Passes.h"
 
@@ -91,31 +90,14 @@ struct LMSUploadConstantsPass
       return getGlobal.emitOpError(
           "reads a global of dynamic shape, which cannot be uploaded");
     Block *block = getGlobal->getBlock();
-    // The first op that reads the data: views of the global in its block
-    // (a reshape made right after it) only alias it, and the analyses count
-    // a constant from its first real use; the views move down to it.
     Operation *first = nullptr;
-    SmallVector<Operation *> views;
-    SmallVector<Value> worklist = {getGlobal.getResult()};
-    while (!worklist.empty()) {
-      Value value = worklist.pop_back_val();
-      for (OpOperand &use : value.getUses()) {
-        Operation *user = use.getOwner();
-        if (isViewLikeOp(user) && user->getBlock() == block &&
-            user->getNumOperands() > 0 && user->getOperand(0) == value &&
-            !llvm::is_contained(views, user)) {
-          views.push_back(user);
-          llvm::append_range(worklist, user->getResults());
-          continue;
-        }
-        Operation *top = block->findAncestorOpInBlock(*user);
-        if (top && (!first || top->isBeforeInBlock(first)))
-          first = top;
-      }
+    for (Operation *user : getGlobal->getUsers()) {
+      Operation *top = block->findAncestorOpInBlock(*user);
+      if (top && (!first || top->isBeforeInBlock(first)))
+        first = top;
     }
     if (!first)
       return success();
-
     // Resident constants (`lms.resident_constants` on the module): uploaded
     // at function entry, freed at its end (--lms-deallocate).
     Operation *module = getGlobal->getParentOp();
@@ -168,13 +150,6 @@ struct LMSUploadConstantsPass
     if (resident)
       for (Operation *op : upload)
         op->setAttr(kUploadedAtEntryAttr, builder.getUnitAttr());
-    // The views, in their order, after the upload.
-    llvm::sort(views, [](Operation *a, Operation *b) {
-      return a->isBeforeInBlock(b);
-    });
-    for (Operation *view : views)
-      if (view->isBeforeInBlock(first))
-        view->moveBefore(first);
     return success();
   }
 };

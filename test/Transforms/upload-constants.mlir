@@ -68,29 +68,3 @@ func.func @stored(%new: memref<4xf32>, %o: memref<4xf32>) {
   linalg.copy ins(%r : memref<4xf32>) outs(%o : memref<4xf32>)
   return
 }
-
-// -----
-
-// COM: Views of a global made right after it (a reshape, then its inverse,
-// COM: as a re-fetched constant yields them) only alias it: the copy is
-// COM: made before the first op that reads the data, where the analyses
-// COM: count the constant, and the views follow it there. (Regression:
-// COM: property seed 33, program 36, with arenas: the copy was made before
-// COM: the views, during a call, and the program measured 32,768 bytes
-// COM: against an analysed 28,672.)
-// CHECK-LABEL: func.func @views_first
-// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<2xf32> to memref<2xf32>
-// CHECK-NEXT: %[[D:.*]] = memref.alloc() : memref<4xf32>
-// CHECK-NEXT: memref.copy %{{.*}}, %[[D]]
-// CHECK-NEXT: %[[E:.*]] = memref.expand_shape %[[D]]
-// CHECK-NEXT: %[[C:.*]] = memref.collapse_shape %[[E]]
-// CHECK-NEXT: linalg.copy ins(%[[C]] : memref<4xf32>)
-memref.global "private" constant @v : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
-func.func @views_first(%a: memref<2xf32>, %b: memref<2xf32>, %o: memref<4xf32>) {
-  %g = memref.get_global @v : memref<4xf32>
-  %e = memref.expand_shape %g [[0, 1]] output_shape [2, 2] : memref<4xf32> into memref<2x2xf32>
-  %c = memref.collapse_shape %e [[0, 1]] : memref<2x2xf32> into memref<4xf32>
-  memref.copy %a, %b : memref<2xf32> to memref<2xf32>
-  linalg.copy ins(%c : memref<4xf32>) outs(%o : memref<4xf32>)
-  return
-}
