@@ -13,7 +13,8 @@ budget between its smallest feasible and its peak, one of
 --lms-schedule reorders it, with its peak as the budget, or --lms-split
 splits it, into a random number of slices or for a budget below its
 smallest feasible one; a share of the rematerializations use the moccasin
-planner, planner=moccasin); then
+planner, planner=moccasin, and a share of the combined plans the joint
+planner alone, strategy=joint); then
 both the original and the rewritten program run on the emulated device.
 Checked: the pass succeeds or fails with a clean error; the outputs are the
 same; the measured device high-water mark equals the analysed peak and fits
@@ -264,7 +265,7 @@ def execute(path, work, tag, capacity=None, arena=False):
 
 
 METHODS = ["insert-swaps", "rematerialize", "plan", "schedule", "split",
-           "moccasin"]
+           "moccasin", "joint"]
 
 
 def check(index, seed, arena=False):
@@ -283,6 +284,11 @@ def check(index, seed, arena=False):
     pass_name = method
     if method == "rematerialize" and moccasin_rng.random() < 0.4:
         method = "moccasin"
+    # And the joint planner alone for a share of the combined plans
+    # (--lms-plan=strategy=joint).
+    joint_rng = random.Random(f"joint-{seed}-{index}")
+    if method == "plan" and joint_rng.random() < 0.4:
+        method = "joint"
     result = {"index": index, "method": method}
     with tempfile.TemporaryDirectory() as work:
         src = os.path.join(work, "p.mlir")
@@ -313,6 +319,8 @@ def check(index, seed, arena=False):
             result.update(budget=budget, options=options)
         if method == "moccasin":
             options += " planner=moccasin iterations=30"
+        if method == "joint":
+            options += " strategy=joint"
         r = run([LMS_OPT, src, f"--lms-{pass_name}={options}", "-o", out])
         if r.returncode:
             clean = r.returncode == 1 and "error:" in r.stderr and \
@@ -325,7 +333,7 @@ def check(index, seed, arena=False):
             return dict(result, violation="the output does not analyse")
         stripped = run([LMS_OPT, out, "--lms-strip"]).stdout
         original = run([LMS_OPT, src]).stdout
-        reordered = method in ("plan", "schedule")
+        reordered = method in ("plan", "joint", "schedule")
         # Splitting rewrites ops into loops, which --lms-strip keeps; the
         # values are checked by execution.
         if method != "split" and stripped != original and not (
