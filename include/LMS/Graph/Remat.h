@@ -159,14 +159,17 @@ struct ContractedGraph {
   std::vector<std::vector<OpIndex>> members;
 };
 
-/// Contracts `graph`: op i joins the unit of op i-1 when `joinsPrevious[i]`
-/// (it overwrites in place a buffer op i-1 produced that nothing else
-/// reads), both may be recomputed, op i writes one buffer in place and that
-/// buffer was produced inside the unit. A unit may be recomputed when every
-/// member may (`recomputable[i]` and Op::recomputable) and it writes in
-/// place no buffer it did not produce. A unit's cost is its members' time
-/// under `device` (FLOPs without one) as a fixed time. Empty arrays: no op
-/// joins; every op's Op::recomputable decides.
+/// Contracts `graph`. Op i, when `joinsPrevious[i]` (every value it
+/// overwrites in place has no other use) and it writes buffers in place,
+/// joins the units that produced those buffers: the run of units from the
+/// first of them to the last so far becomes one unit with op i, provided
+/// every member may be cloned (`recomputable`) and every unit of the run
+/// either produced one of the buffers or makes only what op i reads (a
+/// pooling op's window). A unit may be recomputed when every member may
+/// (`recomputable[i]` and Op::recomputable) and it writes in place no buffer
+/// it did not produce. A unit's cost is its members' time under `device`
+/// (FLOPs without one) as a fixed time. Empty arrays: no op joins; every
+/// op's Op::recomputable decides.
 ContractedGraph contractChains(const Graph &graph,
                                llvm::ArrayRef<uint8_t> joinsPrevious,
                                llvm::ArrayRef<uint8_t> recomputable,

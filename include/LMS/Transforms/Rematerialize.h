@@ -18,21 +18,22 @@
 namespace mlir {
 namespace lms {
 
-/// The graph of a function with each in-place chain as one op: an op joins
-/// the group of the op before it when it writes in place the buffer that
-/// group produced and the value it overwrites has no other use
-/// (`tensor.empty` + `linalg.fill` + `linalg.matmul`). Tensor indices are
-/// those of the FunctionGraph; op k of `graph` stands for the ops
-/// `members[k]` of the FunctionGraph. An op may be recomputed when every
-/// member is free of memory effects with tensor results and the group writes
-/// no buffer it did not produce. Costs are in seconds under the device.
 /// What the contraction of a function's graph needs from the IR, per op of
-/// `fg`'s graph: whether it overwrites in place a buffer that a result of
-/// the op before it holds and nothing else uses, and whether the IR can
-/// clone it into a recompute region (::lms::contractChains).
+/// `fg`'s graph: whether every buffer it writes in place is held by a
+/// result of an earlier op of the block that only it uses, and whether the
+/// IR can clone it into a recompute region (::lms::contractChains decides
+/// the units from these).
 void contractionOf(const FunctionGraph &fg, std::vector<uint8_t> &joinsPrevious,
                    std::vector<uint8_t> &recomputable);
 
+/// The graph of a function with each in-place chain as one op, as
+/// ::lms::contractChains forms them (`tensor.empty` + `linalg.fill` +
+/// `linalg.matmul`; a max pooling with the fills of its values, indices and
+/// window). Tensor indices are those of the FunctionGraph; op k of `graph`
+/// stands for the ops `members[k]` of the FunctionGraph. An op may be
+/// recomputed when every member is free of memory effects with tensor
+/// results and the group writes no buffer it did not produce. Costs are in
+/// seconds under the device.
 struct RematGraph {
   ::lms::Graph graph;
   std::vector<std::vector<::lms::OpIndex>> members;
