@@ -268,7 +268,7 @@ METHODS = ["insert-swaps", "rematerialize", "plan", "schedule", "split",
            "moccasin", "joint"]
 
 
-def check(index, seed, arena=False):
+def check(index, seed, arena=False, keep=None):
     rng = random.Random(seed * 100003 + index)
     program = Program(rng).build(rng.randint(6, 28))
     # The arena runs plan against arenas; scheduling has no arena option.
@@ -291,6 +291,10 @@ def check(index, seed, arena=False):
         method = "joint"
     result = {"index": index, "method": method}
     with tempfile.TemporaryDirectory() as work:
+        if keep:
+            # Leave the program and what was made of it for a rerun by hand.
+            work = os.path.join(keep, f"{seed}-{index}")
+            os.makedirs(work, exist_ok=True)
         src = os.path.join(work, "p.mlir")
         open(src, "w").write(program)
         before = report_peak(src)
@@ -409,10 +413,12 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--arena", action="store_true",
                     help="plan against and lower to an arena per function")
+    ap.add_argument("--keep", metavar="DIR",
+                    help="keep each program's files in DIR/SEED-INDEX")
     a = ap.parse_args()
     start = time.time()
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        results = list(pool.map(lambda i: check(i, a.seed, a.arena),
+        results = list(pool.map(lambda i: check(i, a.seed, a.arena, a.keep),
                                 range(a.start, a.start + a.programs)))
     seconds = time.time() - start
     counts = {}

@@ -186,12 +186,17 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
         Operation *clone = nullptr;
         for (Operation *op : llvm::reverse(chain)) {
           clone = builder.clone(*op, mapping);
-          // Which op it copies: its position in the original block.
+          // Which op it copies: its position in the original block; a copy
+          // of a view re-derived at an earlier swap-in copies the view that
+          // one copies (else --lms-strip would merge it with any equal view,
+          // and the views chained on it would match none).
           auto position = blockPosition.find(op);
-          clone->setAttr(
-              kRederivedAttr,
-              builder.getI64IntegerAttr(
-                  position == blockPosition.end() ? -1 : position->second));
+          int64_t copied = -1;
+          if (position != blockPosition.end())
+            copied = position->second;
+          else if (auto mark = op->getAttrOfType<IntegerAttr>(kRederivedAttr))
+            copied = mark.getInt();
+          clone->setAttr(kRederivedAttr, builder.getI64IntegerAttr(copied));
         }
         Value rederived = clone->getResult(0);
         chain.front()->getResult(0).replaceUsesWithIf(
