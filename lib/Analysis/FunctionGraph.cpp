@@ -137,21 +137,20 @@ static bool isBorrowedArgument(BlockArgument arg, ArrayRef<bool> borrowed) {
          func.getArgAttr(arg.getArgNumber(), kBorrowedArgAttr);
 }
 
-/// Whether `op` fetches a constant again: an lms.recompute without operands
-/// whose body is a host constant and views of it. Lowered, it is an upload
-/// of the constant, which the lowering makes right before its first use.
+/// Whether `op` fetches a constant again and nothing else: an lms.recompute
+/// without operands whose body is one host constant, yielded. The lowering
+/// inlines it and uploads the constant right before its first user, which
+/// is then the first user of the recomputation's result. (A body that also
+/// makes views of the constant is uploaded where the recomputation stands:
+/// the first view reads the constant there, as for a constant of the block
+/// with views; such a fetch is scheduled in place, like any op.)
 static bool isConstantFetch(Operation *op) {
   auto recompute = dyn_cast<RecomputeOp>(op);
   if (!recompute || recompute->getNumOperands() != 0)
     return false;
-  bool constant = false;
-  for (Operation &inner : recompute.getBody().front().without_terminator()) {
-    if (isHostConstant(&inner))
-      constant = true;
-    else if (!isViewLikeOp(&inner))
-      return false;
-  }
-  return constant;
+  Block &body = recompute.getBody().front();
+  return llvm::hasSingleElement(body.without_terminator()) &&
+         isHostConstant(&body.front());
 }
 
 /// The ops of `block` in the order the analyses schedule them: block order,
