@@ -229,11 +229,20 @@ void mlir::lms::rewriteWithRecomputes(const FunctionGraph &fg,
         }
       }
     }
+    // A result read outside the chain, by the original or by the value that
+    // stands for it now (an earlier recomputation took over the original's
+    // later uses: without this, a second recomputation of a multi-result
+    // chain, such as a pooling with indices, left a result it did not yield
+    // to the first one, which then stayed alive to its last use).
+    auto readOutside = [&](Value v) {
+      return llvm::any_of(v.getUsers(),
+                          [&](Operation *user) { return !insideGroup(user); });
+    };
     SmallVector<Value> yielded;
     for (Operation *op : ops)
       for (Value result : op->getResults())
-        if (llvm::any_of(result.getUsers(),
-                         [&](Operation *user) { return !insideGroup(user); }))
+        if (readOutside(result) ||
+            (currentOf(result) != result && readOutside(currentOf(result))))
           yielded.push_back(result);
 
     OpBuilder builder(anchor);
