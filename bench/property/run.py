@@ -65,8 +65,12 @@ def t(n):
 class Program:
     """A random program: @step(%x) -> (two results) and a @main."""
 
-    def __init__(self, rng):
+    def __init__(self, rng, pair_rng=None):
         self.rng = rng
+        # With --multi-result: ops with two results drawn from a stream of
+        # their own (the other draws, and so the programs without them,
+        # stay what they were).
+        self.pair_rng = pair_rng
         self.lines = []
         self.values = []  # (name, size)
         self.counter = 0
@@ -116,7 +120,36 @@ class Program:
         self.values.append((name, size))
         return name
 
+    def two_results(self):
+        """A generic writing two zero-filled buffers (as a max pooling
+        writes its values and indices): both results may be read late."""
+        v = self.pair_rng.choice(self.values[-4:])
+        size = v[1]
+        inits = []
+        for _ in range(2):
+            empty, init = self.fresh(), self.fresh()
+            self.emit(f"{empty} = tensor.empty() : {t(size)}")
+            self.emit(f"%z{self.counter} = arith.constant 0.0 : f32")
+            self.emit(f"{init} = linalg.fill ins(%z{self.counter} : f32) "
+                      f"outs({empty} : {t(size)}) -> {t(size)}")
+            inits.append(init)
+        name = self.fresh()
+        self.emit(f"{name}:2 = linalg.generic {{indexing_maps = [#id, #id, "
+                  f"#id], iterator_types = [\"parallel\"]}} ins({v[0]} : "
+                  f"{t(size)}) outs({inits[0]}, {inits[1]} : {t(size)}, "
+                  f"{t(size)}) {{")
+        self.emit("^bb0(%a0: f32, %o0: f32, %o1: f32):")
+        self.emit("  %h = arith.constant 0.5 : f32")
+        self.emit("  %p = arith.mulf %a0, %h : f32")
+        self.emit("  %q = arith.addf %a0, %o1 : f32")
+        self.emit("  linalg.yield %p, %q : f32, f32")
+        self.emit(f"}} -> ({t(size)}, {t(size)})")
+        self.values.append((f"{name}#0", size))
+        self.values.append((f"{name}#1", size))
+
     def add_op(self):
+        if self.pair_rng and self.pair_rng.random() < 0.08:
+            self.two_results()
         r = self.rng.random()
         if r < 0.12:
             # A weight as a constant: dense or splat.
@@ -268,9 +301,10 @@ METHODS = ["insert-swaps", "rematerialize", "plan", "schedule", "split",
            "moccasin", "joint"]
 
 
-def check(index, seed, arena=False, keep=None):
+def check(index, seed, arena=False, keep=None, multi_result=False):
     rng = random.Random(seed * 100003 + index)
-    program = Program(rng).build(rng.randint(6, 28))
+    pair_rng = random.Random(f"pair-{seed}-{index}") if multi_result else None
+    program = Program(rng, pair_rng).build(rng.randint(6, 28))
     # The arena runs plan against arenas; scheduling has no arena option.
     method = rng.choice(METHODS[:3] if arena else METHODS[:4])
     # Splitting is drawn from a stream of its own, so that the programs and
@@ -325,7 +359,14 @@ def check(index, seed, arena=False, keep=None):
             options += " planner=moccasin iterations=30"
         if method == "joint":
             options += " strategy=joint"
+        if pass_name in ("insert-swaps", "rematerialize"):
+            options += " stats=true"
         r = run([LMS_OPT, src, f"--lms-{pass_name}={options}", "-o", out])
+        # Fidelity of the rewrite to its plan (not a violation: the pass
+        # plans again for less when its rewrite exceeds the budget).
+        over = re.search(r"(\d+) bytes-over-plan", r.stderr)
+        if over:
+            result["over_plan"] = int(over.group(1))
         if r.returncode:
             clean = r.returncode == 1 and "error:" in r.stderr and \
                 "Stack dump" not in r.stderr
@@ -413,12 +454,16 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--arena", action="store_true",
                     help="plan against and lower to an arena per function")
+    ap.add_argument("--multi-result", action="store_true",
+                    help="add ops with two results (as a max pooling with "
+                    "indices), from a random stream of their own")
     ap.add_argument("--keep", metavar="DIR",
                     help="keep each program's files in DIR/SEED-INDEX")
     a = ap.parse_args()
     start = time.time()
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        results = list(pool.map(lambda i: check(i, a.seed, a.arena, a.keep),
+        results = list(pool.map(lambda i: check(i, a.seed, a.arena, a.keep,
+                                              a.multi_result),
                                 range(a.start, a.start + a.programs)))
     seconds = time.time() - start
     counts = {}
@@ -434,6 +479,11 @@ def main():
               f"{counts.get((method, 'fits'), 0)} | "
               f"{counts.get((method, 'clean error'), 0)} | "
               f"{sum(1 for r in violations if r['method'] == method)} |")
+    over = [r for r in results if r.get("over_plan")]
+    print(f"\nrewrites whose analysed peak exceeded their plan's: {len(over)}"
+          + (f" (largest {max(r['over_plan'] for r in over)} bytes: programs "
+             f"{', '.join(str(r['index']) for r in over[:10])})" if over
+             else ""))
     print(f"\n{a.programs} programs (seed {a.seed}) in {seconds:.0f} s: "
           f"{len(violations)} violations")
     for r in violations[:10]:

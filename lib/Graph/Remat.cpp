@@ -23,6 +23,19 @@
 
 using namespace lms;
 
+char RematFailure::ID = 0;
+
+OpIndex lms::failedOp(llvm::Error &error) {
+  OpIndex op = -1;
+  error = llvm::handleErrors(
+      std::move(error),
+      [&](std::unique_ptr<RematFailure> failure) -> llvm::Error {
+        op = failure->op;
+        return llvm::Error(std::move(failure));
+      });
+  return op;
+}
+
 double lms::opCost(const Graph &graph, OpIndex op, const DeviceSpec *device) {
   const OpCost &cost = graph.op(op).cost;
   if (cost.seconds)
@@ -153,6 +166,8 @@ public:
   double totalCost = 0;
   uint64_t peak = 0;
   std::string failure;
+  /// The op at which the run failed (-1: none).
+  OpIndex failureOp = -1;
 
 private:
   /// The first use of `t` at or after the current stage (numOps: none).
@@ -235,6 +250,7 @@ private:
         }
       }
       if (victim < 0) {
+        failureOp = stage;
         failure = llvm::formatv("at op {0} ('{1}'): {2} bytes are held by "
                                 "tensors that cannot be freed and {3} more "
                                 "are needed, over the budget of {4}",
@@ -453,8 +469,8 @@ private:
   uint64_t used = 0;
 };
 
-llvm::Error infeasible(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
+llvm::Error infeasible(const llvm::Twine &message, OpIndex op = -1) {
+  return llvm::make_error<RematFailure>(message.str(), op);
 }
 
 /// Fails when `budget` is below rematLowerBound(graph).
@@ -570,7 +586,7 @@ llvm::Expected<RematResult> lms::planChenSqrt(const Graph &graph,
     checkpoint[candidates[i]] = (i + 1) % stride == 0;
   std::optional<std::pair<Plan, uint64_t>> plan = chenPlan(engine, checkpoint);
   if (!plan)
-    return infeasible("chen-sqrt: " + engine.failure);
+    return infeasible("chen-sqrt: " + engine.failure, engine.failureOp);
   return finish(graph, std::move(plan->first), budget, options.device,
                 "chen-sqrt");
 }
@@ -664,6 +680,7 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
     bestPlan = engine.plan;
   }
   std::string closureFailure = engine.failure;
+  OpIndex closureFailureOp = engine.failureOp;
   if (runRepaired(false, depthFirstWeights) &&
       (!closureCost || engine.totalCost < *closureCost)) {
     depthFirstCost = engine.totalCost;
@@ -671,7 +688,7 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
     closure = false;
   }
   if (!closureCost && !depthFirstCost)
-    return infeasible("heuristic: " + closureFailure);
+    return infeasible("heuristic: " + closureFailure, closureFailureOp);
   weights = closure ? closureWeights : depthFirstWeights;
   double bestCost = closure ? *closureCost : *depthFirstCost;
   std::vector<double> bestWeights = weights;
@@ -745,12 +762,18 @@ lms::planRematHeuristic(const Graph &graph, uint64_t budget,
       detail::planRematIntervals(graph, budget, options);
   if (intervals)
     return intervals;
-  std::string why = llvm::toString(intervals.takeError());
+  llvm::Error intervalError = intervals.takeError();
+  OpIndex op = failedOp(intervalError);
+  std::string why = llvm::toString(std::move(intervalError));
   llvm::Expected<RematResult> dtr = planRematDTR(graph, budget, options);
   if (dtr)
     return dtr;
+  llvm::Error dtrError = dtr.takeError();
+  if (op < 0)
+    op = failedOp(dtrError);
   return infeasible("no plan found: " + why +
-                    "; DTR: " + llvm::toString(dtr.takeError()));
+                        "; DTR: " + llvm::toString(std::move(dtrError)),
+                    op);
 }
 
 //===----------------------------------------------------------------------===//

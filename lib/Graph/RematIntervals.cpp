@@ -424,6 +424,7 @@ public:
                          << s.iv[p].size() << ")";
           llvm::dbgs() << "\n";
         });
+        failureOp = worst;
         failure = llvm::formatv(
             "stage {0} ('{1}') needs {2} bytes, over the budget of {3}, and "
             "no tensor carried across it can be freed there",
@@ -604,6 +605,8 @@ public:
   std::vector<int> opItem, itemOfTensor;
   State s;
   std::string failure;
+  /// The stage at which the repair got stuck (-1: none).
+  int failureOp = -1;
 
 private:
   void addCov(int lo, int hi, int64_t delta) {
@@ -970,8 +973,7 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
       seedState = planner.s;
   }
   if (!seedState)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   planner.failure);
+    return llvm::make_error<RematFailure>(planner.failure, planner.failureOp);
   planner.s = *seedState;
   planner.reindex();
   planner.markAllDirty();

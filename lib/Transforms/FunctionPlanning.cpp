@@ -230,6 +230,8 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
         [&] { rewriteWithSwaps(*graph, candidates, result->plan); });
     if (failed(peakAfter))
       return failure();
+    if (attempt == 0 && !graphOptions.arena && *peakAfter > result->peakBytes)
+      stats.overPlanBytes = *peakAfter - result->peakBytes;
     if (*peakAfter > limit && last && graphOptions.arena) {
       // What the arena needs besides the live bytes did not shrink with
       // them: a clean error, the function as it was.
@@ -365,10 +367,19 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
         ++stats.replans;
         continue;
       }
-      return emitError(func.getLoc())
+      // At the op the planner got stuck at, when it names one (the
+      // function's location prints its whole signature).
+      llvm::Error error = result.takeError();
+      ::lms::OpIndex unit = ::lms::failedOp(error);
+      Location loc = func.getLoc();
+      if (unit >= 0 && static_cast<size_t>(unit) < rg->members.size() &&
+          !rg->members[unit].empty())
+        loc = graph->getOp(rg->members[unit].back())->getLoc();
+      return emitError(loc)
              << "the " << planner << " planner found no recomputation plan "
-             << "that fits " << ::lms::formatBytes(limit) << " (" << limit
-             << " bytes): " << llvm::toString(result.takeError());
+             << "for @" << SymbolTable::getSymbolName(func).getValue()
+             << " that fits " << ::lms::formatBytes(limit) << " (" << limit
+             << " bytes): " << llvm::toString(std::move(error));
     }
 
     Operation *backup = nullptr;
@@ -378,6 +389,8 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
         [&] { rewriteWithRecomputes(*graph, *rg, result->plan, &rewritten); });
     if (failed(peakAfter))
       return failure();
+    if (attempt == 0 && !graphOptions.arena && *peakAfter > result->peakBytes)
+      stats.overPlanBytes = *peakAfter - result->peakBytes;
     if (*peakAfter > limit && last && graphOptions.arena) {
       restoreBody(func, backup);
       return arenaOverBudget(func, limit, *peakAfter, kAttempts);

@@ -76,14 +76,24 @@ struct LMSInsertSwapsPass
                    << totals.swapIns << " swap-ins, " << totals.toHost
                    << " bytes-to-host, " << totals.toDevice
                    << " bytes-to-device, " << totals.stallMicroseconds
-                   << " estimated-stall-us\n";
+                   << " estimated-stall-us"
+                   << (totals.replans
+                           ? ", " + std::to_string(totals.replans) + " replans"
+                           : std::string())
+                   << (totals.overPlanBytes
+                           ? ", " + std::to_string(totals.overPlanBytes) +
+                                 " bytes-over-plan"
+                           : std::string())
+                   << "\n";
   }
 
   /// The statistics, also kept here: Debian's LLVM is built without
   /// statistics support, so -mlir-pass-statistics prints nothing there.
   struct Totals {
     uint64_t tensors = 0, swapOuts = 0, swapIns = 0, toHost = 0, toDevice = 0,
-             stallMicroseconds = 0;
+             stallMicroseconds = 0, replans = 0;
+    /// The largest SwapStats::overPlanBytes of a function.
+    uint64_t overPlanBytes = 0;
   } totals;
 
   LogicalResult runOnFunction(FunctionOpInterface func,
@@ -109,6 +119,8 @@ struct LMSInsertSwapsPass
     totals.toHost += stats->toHost;
     totals.toDevice += stats->toDevice;
     totals.stallMicroseconds += stall;
+    totals.replans += stats->replans;
+    totals.overPlanBytes = std::max(totals.overPlanBytes, stats->overPlanBytes);
     return success();
   }
 };

@@ -342,6 +342,10 @@ struct LMSRematerializePass
                    << (totals.replans
                            ? ", " + std::to_string(totals.replans) + " replans"
                            : std::string())
+                   << (totals.overPlanBytes
+                           ? ", " + std::to_string(totals.overPlanBytes) +
+                                 " bytes-over-plan"
+                           : std::string())
                    << "\n";
   }
 
@@ -365,6 +369,7 @@ struct LMSRematerializePass
     totals.opsCloned += stats->opsCloned;
     totals.extraSeconds += stats->extraSeconds;
     totals.replans += stats->replans;
+    totals.overPlanBytes = std::max(totals.overPlanBytes, stats->overPlanBytes);
     return success();
   }
 };

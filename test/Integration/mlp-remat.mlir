@@ -38,4 +38,4 @@
 // OOM: lms runtime: out of device memory
 
 // RUN: %if cbc %{ not lms-opt %t.mlir --lms-rematerialize="budget=120000 alignment=256 planner=exact time-limit=60" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXACT %}
-// EXACT: error: the exact planner found no recomputation plan that fits 117 KiB (120000 bytes): no plan fits 120000 bytes: the MILP is infeasible (proven)
+// EXACT: error: the exact planner found no recomputation plan for @mlp_step that fits 117 KiB (120000 bytes): no plan fits 120000 bytes: the MILP is infeasible (proven)

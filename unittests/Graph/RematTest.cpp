@@ -98,6 +98,42 @@ TEST(Remat, HeuristicFindsTheSingleRecomputation) {
             std::string::npos);
 }
 
+// When nothing can be recomputed where the memory is short, the error names
+// that op (RematFailure::op), for callers that point at it, and failedOp
+// leaves the message as it was.
+TEST(Remat, FailureNamesTheOp) {
+  Graph g;
+  TensorIndex x = g.addTensor("x", 4);
+  TensorIndex a = g.addTensor("a", 4), b = g.addTensor("b", 4);
+  TensorIndex c = g.addTensor("c", 4), d = g.addTensor("d", 4);
+  OpCost unit;
+  unit.seconds = 1;
+  g.addOp("producer", {x}, {a}, unit);
+  g.addOp("producer", {x}, {b}, unit);
+  OpIndex addC = g.addOp("add", {b, x}, {c}, unit);
+  g.addOp("add", {c, a}, {d}, unit);
+  g.setLiveOut(d);
+  // Side effects: none of them may run again.
+  for (size_t i = 0; i < g.numOps(); ++i)
+    g.op(i).recomputable = false;
+  RematOptions options;
+  options.searchIterations = 50;
+  for (auto planner : {planRematHeuristic, planRematDTR}) {
+    llvm::Expected<RematResult> r = planner(g, 12, options);
+    ASSERT_FALSE(static_cast<bool>(r));
+    llvm::Error error = r.takeError();
+    EXPECT_EQ(failedOp(error), addC);
+    std::string message = llvm::toString(std::move(error));
+    EXPECT_NE(message.find("over the budget of 12"), std::string::npos)
+        << message;
+  }
+  // A planner's error without an op names none.
+  llvm::Error plain =
+      llvm::createStringError(llvm::inconvertibleErrorCode(), "something else");
+  EXPECT_EQ(failedOp(plain), -1);
+  EXPECT_EQ(llvm::toString(std::move(plain)), "something else");
+}
+
 TEST(Remat, ExactProvesTheOptimum) {
   if (!haveExactSolver())
     GTEST_SKIP() << "built without CBC";

@@ -41,6 +41,27 @@
 
 namespace lms {
 
+/// Why a recomputation planner found no plan, and where: the op of the
+/// graph at which the memory could not be brought under the budget (-1 when
+/// no single op is to blame). Callers that know what the ops stand for
+/// point there (the passes put the error on the op in the IR).
+class RematFailure : public llvm::ErrorInfo<RematFailure> {
+public:
+  static char ID;
+  RematFailure(std::string message, OpIndex op = -1)
+      : message(std::move(message)), op(op) {}
+  void log(llvm::raw_ostream &os) const override { os << message; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+  std::string message;
+  OpIndex op;
+};
+
+/// The op a recomputation planner's error names (RematFailure::op), or -1;
+/// `error` keeps its contents (it is checked and wrapped again).
+OpIndex failedOp(llvm::Error &error);
+
 /// A progress report of a planner that improves over time.
 struct RematProgress {
   double seconds = 0;

@@ -46,6 +46,10 @@ struct SwapStats {
   /// Plans made again for a lower budget because the rewritten function
   /// bufferizes differently (fewer in-place writes) than planned.
   unsigned replans = 0;
+  /// By how many bytes the analysed peak of the first rewrite exceeded its
+  /// plan's peak (0 when the rewrite realized the plan; not counted with
+  /// arenas, whose bound is not the plan's live bytes).
+  uint64_t overPlanBytes = 0;
 };
 
 /// Offloads tensors of `func` until its peak is at most `limit` bytes (does
@@ -82,6 +86,9 @@ struct RematStats {
   double extraSeconds = 0;
   /// Plans made again for a lower budget because the rewrite exceeded it.
   uint64_t replans = 0;
+  /// By how many bytes the analysed peak of the first rewrite exceeded its
+  /// plan's peak (as SwapStats::overPlanBytes).
+  uint64_t overPlanBytes = 0;
 };
 
 /// Inserts lms.recompute regions into `func` until its peak is at most

@@ -249,7 +249,8 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
            "groupby; -1: automatic)">,
     Option<"printStatistics", "stats", "bool", "false",
            "Print the statistics below to stderr (Debian's LLVM is built "
-           "without statistics, so -mlir-pass-statistics shows none)">,
+           "without statistics, so -mlir-pass-statistics shows none), and "
+           "the replans and bytes-over-plan when there were any">,
   ];
   let statistics = [
     Statistic<"numTensorsSwapped", "tensors-swapped",
@@ -350,7 +351,9 @@ def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
            "Upper bound (a size such as 64MiB) for values of dynamic shape "
            "without an 'lms.max_bytes' attribute">,
     Option<"printStatistics", "stats", "bool", "false",
-           "Print the statistics below to stderr">,
+           "Print the statistics below to stderr, and the replans and "
+           "bytes-over-plan (by how much the first rewrite's analysed peak "
+           "exceeded its plan's) when there were any">,
   ];
   let statistics = [
     Statistic<"numRecomputes", "recomputes",
