@@ -90,11 +90,82 @@ def register_meta_kernels():
     return lib
 
 
-def make_step(model, kind, classes):
+# The optimizers' settings (PyTorch's defaults where it has them).
+SGD_LR, SGD_MOMENTUM = 0.01, 0.9
+ADAM_LR, ADAM_BETAS, ADAM_EPS, ADAM_STEP = 1e-3, (0.9, 0.999), 1e-8, 1
+
+
+def optimizer_states(optimizer, params):
+    """The optimizer's state per parameter, as the step reads it: SGD's
+    momentum buffer, Adam's first and second moments (after some earlier
+    steps: small deterministic values, not zeros)."""
+    if optimizer == "none":
+        return [], []
+    def state(p, k):
+        # Real values (the reference run computes with them), cheap to make.
+        n = p.numel()
+        ramp = torch.arange(n, dtype=torch.float32).reshape(p.shape)
+        return (torch.remainder(ramp * (3 + k), 7) - 3) / 64
+    if optimizer == "sgd":
+        return [state(p, 0) for p in params], ["momentum"]
+    return ([state(p, 0) for p in params] +
+            [state(p, 1).abs() for p in params], ["exp_avg", "exp_avg_sq"])
+
+
+def apply_optimizer(optimizer, params, grads, states):
+    """One optimizer step, functional (new tensors, as torch.optim.SGD with
+    momentum and torch.optim.Adam compute them in place): the new
+    parameters, then the new states."""
+    if optimizer == "sgd":
+        bufs = [SGD_MOMENTUM * b + g for b, g in zip(states, grads)]
+        new = [p - SGD_LR * b for p, b in zip(params, bufs)]
+        return new + bufs
+    n = len(params)
+    b1, b2 = ADAM_BETAS
+    m = [b1 * mi + (1 - b1) * g for mi, g in zip(states[:n], grads)]
+    v = [b2 * vi + (1 - b2) * (g * g) for vi, g in zip(states[n:], grads)]
+    c1, c2 = 1 - b1 ** ADAM_STEP, 1 - b2 ** ADAM_STEP
+    new = [p - ADAM_LR * (mi / c1) / (torch.sqrt(vi / c2) + ADAM_EPS)
+           for p, mi, vi in zip(params, m, v)]
+    return new + m + v
+
+
+def reference_with_torch_optim(model, kind, classes, optimizer, params,
+                               buffers, x, y, states):
+    """The step's results as PyTorch computes them with torch.optim itself
+    (not apply_optimizer): the loss, the parameters after one SGD or Adam
+    step from the given state, then the new state."""
+    step, _, _ = make_step(model, kind, classes)
+    out = step([p.clone() for p in params], buffers, x, y)
+    loss, grads = out[0], out[1:]
+    leaves = [p.detach().clone().requires_grad_() for p in params]
+    for p, g in zip(leaves, grads):
+        p.grad = g.detach().clone()
+    n = len(params)
+    if optimizer == "sgd":
+        opt = torch.optim.SGD(leaves, lr=SGD_LR, momentum=SGD_MOMENTUM)
+        for p, b in zip(leaves, states):
+            opt.state[p]["momentum_buffer"] = b.clone()
+        opt.step()
+        new_states = [opt.state[p]["momentum_buffer"] for p in leaves]
+    else:
+        opt = torch.optim.Adam(leaves, lr=ADAM_LR, betas=ADAM_BETAS,
+                               eps=ADAM_EPS)
+        for p, m, v in zip(leaves, states[:n], states[n:]):
+            opt.state[p]["step"] = torch.tensor(float(ADAM_STEP - 1))
+            opt.state[p]["exp_avg"] = m.clone()
+            opt.state[p]["exp_avg_sq"] = v.clone()
+        opt.step()
+        new_states = ([opt.state[p]["exp_avg"] for p in leaves] +
+                      [opt.state[p]["exp_avg_sq"] for p in leaves])
+    return [loss] + [p.detach() for p in leaves] + new_states
+
+
+def make_step(model, kind, classes, optimizer="none"):
     pnames = [n for n, _ in model.named_parameters()]
     bnames = [n for n, _ in model.named_buffers()]
 
-    def step(params, buffers, x, y):
+    def step(params, buffers, x, y, states=()):
         params = [p.requires_grad_() for p in params]
         state = dict(zip(pnames, params))
         state.update(zip(bnames, buffers))
@@ -111,6 +182,11 @@ def make_step(model, kind, classes):
             loss = torch.nn.functional.nll_loss(
                 logp.reshape(-1, classes), y.reshape(-1))
         grads = torch.autograd.grad(loss, params)
+        if optimizer != "none":
+            with torch.no_grad():
+                return [loss] + apply_optimizer(
+                    optimizer, [p.detach() for p in params], list(grads),
+                    list(states))
         return [loss] + list(grads)
 
     return step, pnames, bnames
@@ -174,24 +250,33 @@ def main():
                          "results (small sizes)")
     ap.add_argument("--reference", help="write PyTorch's results (JSON)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--optimizer", choices=["none", "sgd", "adam"],
+                    default="none",
+                    help="end the step with an optimizer step: SGD with "
+                    "momentum or Adam; the step then takes the optimizer's "
+                    "state and returns the new parameters and state "
+                    "instead of the gradients")
     a = ap.parse_args()
     if a.batch < 1 or a.size < 1:
         sys.exit("export.py: --batch and --size must be positive")
 
     torch.manual_seed(a.seed)
     model, shape_fn, kind, classes = models.build(a.model, a.size)
-    step, pnames, bnames = make_step(model, kind, classes)
+    step, pnames, bnames = make_step(model, kind, classes, a.optimizer)
     params = [p.detach() for p in model.parameters()]
     buffers = [b.detach() for b in model.buffers()]
     real = a.with_main or a.reference
     x, y = inputs(shape_fn, kind, classes, a.batch, real, a.seed)
+    states, state_kinds = optimizer_states(a.optimizer, params)
+    if not real:
+        states = [torch.empty_like(t) for t in states]
 
     # The registrations last as long as the library object.
     meta_kernels = register_meta_kernels() if not real else None
     t0 = time.time()
     try:
         gm = make_fx(step, tracing_mode="real" if real else "fake")(
-            params, buffers, x, y)
+            params, buffers, x, y, states)
     except (RuntimeError, ValueError) as e:
         sys.exit(f"export.py: {a.model} does not run at batch {a.batch}, "
                  f"size {a.size}: {e}")
@@ -200,9 +285,10 @@ def main():
 
     em = lower.Emitter()
     low = lower.Lowering(em)
-    flat_inputs = params + buffers + [x, y]
+    flat_inputs = params + buffers + [x, y] + states
     names = ([f"p_{n}" for n in pnames] + [f"b_{n}" for n in bnames] +
-             ["input", "target"])
+             ["input", "target"] +
+             [f"{k}_{n}" for k in state_kinds for n in pnames])
     placeholders = {}
     arg_decls = []
     phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
@@ -228,9 +314,13 @@ def main():
     out = []
     out.append(f"// Generated by tools/torch-export/export.py --model {a.model} "
                f"--batch {a.batch} --size {a.size} --train")
-    out.append(f"// One training step (forward, mean cross-entropy, backward) "
-               f"of {a.model}: {len(params)} parameter tensors, {n_params} "
-               f"parameters; traced in {t_trace:.1f} s.")
+    step_kind = {"none": "backward",
+                 "sgd": "backward, SGD step with momentum",
+                 "adam": "backward, Adam step"}[a.optimizer]
+    out[-1] += f" --optimizer {a.optimizer}" if a.optimizer != "none" else ""
+    out.append(f"// One training step (forward, mean cross-entropy, "
+               f"{step_kind}) of {a.model}: {len(params)} parameter tensors, "
+               f"{n_params} parameters; traced in {t_trace:.1f} s.")
     out.append("// Arguments: " + ", ".join(
         f"%arg{i} = {n}" for i, n in enumerate(names)))
     out.append("module {")
@@ -268,7 +358,11 @@ def main():
             f.write(text)
 
     if a.reference:
-        ref = step([p.clone() for p in params], buffers, x, y)
+        if a.optimizer == "none":
+            ref = step([p.clone() for p in params], buffers, x, y, states)
+        else:
+            ref = reference_with_torch_optim(model, kind, classes, a.optimizer,
+                                             params, buffers, x, y, states)
         with open(a.reference, "w") as f:
             json.dump({"results": [r.detach().flatten().tolist()
                                    for r in ref]}, f)

@@ -578,6 +578,10 @@ class Lowering:
     def op_div(self, node, meta, a, b, rounding_mode=None):
         return self._binary(meta, a, b, lambda bb, x, y: bb.divf(x, y))
 
+    def op_sqrt(self, node, meta, x):
+        return self.em.ew(self.shape_of(meta), [x],
+                          lambda a, bb: bb.sqrt(a[0]))
+
     def op_neg(self, node, meta, x):
         return self.em.ew(self.shape_of(meta), [x],
                           lambda a, bb: bb.negf(a[0]))
