@@ -166,6 +166,15 @@ static std::string toMLIR(const GraphFile &file) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // --help lists this tool's options, not every option LLVM's libraries
+  // register (hundreds of code generator flags).
+  static llvm::cl::OptionCategory category("lms-plan options");
+  for (llvm::cl::Option *option : std::initializer_list<llvm::cl::Option *>{
+           &graphPath, &budgetText, &method, &timeLimit, &iterations, &outPath,
+           &checkPath, &emitMLIR, &seed, &quiet, &arena, &reorder,
+           &scheduleIterations, &alignment})
+    option->addCategory(category);
+  llvm::cl::HideUnrelatedOptions(category);
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "lms-plan: memory planners on graph files (Checkmate/Moccasin schema)\n");
