@@ -688,7 +688,9 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
     closure = false;
   }
   if (!closureCost && !depthFirstCost)
-    return infeasible("heuristic: " + closureFailure, closureFailureOp);
+    return infeasible("heuristic: " + closureFailure +
+                          " (depth-first: " + engine.failure + ")",
+                      closureFailureOp);
   weights = closure ? closureWeights : depthFirstWeights;
   double bestCost = closure ? *closureCost : *depthFirstCost;
   std::vector<double> bestWeights = weights;
