@@ -111,66 +111,98 @@ FailureOr<RematGraph> RematGraph::build(const FunctionGraph &fg,
   return result;
 }
 
-void mlir::lms::rewriteWithRecomputes(const FunctionGraph &fg,
-                                      const RematGraph &rg,
-                                      const ::lms::Plan &plan,
-                                      RecomputeStats *stats) {
-  Block &block = *fg.getBlock();
-  DenseMap<Operation *, int64_t> positions = originalPositions(block);
-  size_t numGroups = rg.members.size();
-  std::vector<uint8_t> done(numGroups, 0);
-  std::vector<OpIndex> pending;
-  DenseMap<Value, Value> current;
-  auto currentOf = [&](Value v) {
+namespace {
+
+/// Writes the recomputations of a plan into the function of a FunctionGraph
+/// (rewriteWithRecomputes): for each recomputation of a group, the ops to
+/// clone (the group, and the views around it that must be re-derived), an
+/// lms.recompute holding them, and the later uses redirected to it.
+class RecomputeWriter {
+public:
+  RecomputeWriter(const FunctionGraph &fg, const RematGraph &rg,
+                  RecomputeStats *stats)
+      : fg(fg), rg(rg), block(*fg.getBlock()),
+        positions(originalPositions(block)), stats(stats) {}
+
+  void run(const ::lms::Plan &plan) {
+    std::vector<uint8_t> done(rg.members.size(), 0);
+    std::vector<OpIndex> pending;
+    for (const ::lms::Step &step : plan) {
+      if (step.kind != ::lms::Step::Compute)
+        continue;
+      OpIndex group = step.index;
+      if (done[group]) {
+        pending.push_back(group);
+        continue;
+      }
+      done[group] = 1;
+      OpIndex anchorPos = rg.members[group].front();
+      Operation *anchor = fg.getInsertionAnchor(anchorPos);
+      for (OpIndex r : pending)
+        recompute(r, anchor, anchorPos);
+      pending.clear();
+    }
+  }
+
+private:
+  /// The value that stands for `v` now (its latest recomputation, or `v`).
+  Value currentOf(Value v) const {
     auto it = current.find(v);
     return it == current.end() ? v : it->second;
-  };
+  }
 
-  auto recompute = [&](OpIndex group, Operation *anchor, OpIndex anchorPos) {
-    SmallVector<Operation *> ops;
-    llvm::SmallPtrSet<Operation *, 8> memberSet;
-    for (OpIndex i : rg.members[group]) {
-      ops.push_back(fg.getOp(i));
-      memberSet.insert(fg.getOp(i));
-    }
-    // Views of the chain's results (a reshape made right after the
-    // producer, read much later) are re-derived in the region too: a later
-    // use through the original view would keep the original buffer alive.
-    // Whether `v` is read from the anchor on, directly or through views.
-    std::function<bool(Value)> usedFromAnchor = [&](Value v) {
-      return llvm::any_of(v.getUses(), [&](OpOperand &use) {
-        Operation *top = block.findAncestorOpInBlock(*use.getOwner());
-        std::optional<OpIndex> index =
-            top ? fg.lookupOp(top) : std::optional<OpIndex>();
-        if (index && *index >= anchorPos)
-          return true;
-        Operation *user = use.getOwner();
-        return user->getBlock() == &block && isViewLikeOp(user) &&
-               use.getOperandNumber() == 0 &&
-               llvm::any_of(user->getResults(), usedFromAnchor);
-      });
-    };
+  /// The position of the op of the block that holds `use`, if any.
+  std::optional<OpIndex> positionOf(OpOperand &use) const {
+    Operation *top = block.findAncestorOpInBlock(*use.getOwner());
+    return top ? fg.lookupOp(top) : std::optional<OpIndex>();
+  }
+
+  /// Whether `v` is read from `anchorPos` on, directly or through views.
+  bool usedFrom(Value v, OpIndex anchorPos) const {
+    return llvm::any_of(v.getUses(), [&](OpOperand &use) {
+      std::optional<OpIndex> index = positionOf(use);
+      if (index && *index >= anchorPos)
+        return true;
+      Operation *user = use.getOwner();
+      return user->getBlock() == &block && isViewLikeOp(user) &&
+             use.getOperandNumber() == 0 &&
+             llvm::any_of(user->getResults(),
+                          [&](Value r) { return usedFrom(r, anchorPos); });
+    });
+  }
+
+  /// Views of the chain's results (a reshape made right after the producer,
+  /// read much later) are re-derived in the region too: a later use through
+  /// the original view would keep the original buffer alive.
+  void addLateViews(SmallVectorImpl<Operation *> &ops,
+                    llvm::SmallPtrSetImpl<Operation *> &members,
+                    OpIndex anchorPos) const {
     for (bool grew = true; grew;) {
       grew = false;
       for (size_t k = 0; k < ops.size(); ++k)
         for (Value result : ops[k]->getResults())
           for (Operation *user : result.getUsers()) {
-            if (memberSet.contains(user) || user->getBlock() != &block ||
+            if (members.contains(user) || user->getBlock() != &block ||
                 !isViewLikeOp(user) || user->getNumOperands() == 0 ||
                 user->getOperand(0) != result ||
-                !llvm::any_of(user->getResults(), usedFromAnchor))
+                !llvm::any_of(user->getResults(),
+                              [&](Value r) { return usedFrom(r, anchorPos); }))
               continue;
             std::optional<OpIndex> index = fg.lookupOp(user);
             if (!index || *index >= anchorPos)
               continue;
             ops.push_back(user);
-            memberSet.insert(user);
+            members.insert(user);
             grew = true;
           }
     }
-    // And the views the chain reads of values recomputed before: the region
-    // re-derives them from the recomputed value (the original view would
-    // keep the original buffer alive).
+  }
+
+  /// The views the chain reads of values recomputed before: the region
+  /// re-derives them from the recomputed value (the original view would keep
+  /// the original buffer alive).
+  void addViewsOfRecomputed(SmallVectorImpl<Operation *> &ops,
+                            llvm::SmallPtrSetImpl<Operation *> &members) const {
     auto viewSource = [&](Value v) -> Value {
       Operation *def = v.getDefiningOp();
       if (!def || def->getBlock() != &block || !isViewLikeOp(def) ||
@@ -195,45 +227,55 @@ void mlir::lms::rewriteWithRecomputes(const FunctionGraph &fg,
         }
         for (Value v : reads) {
           Operation *def = v.getDefiningOp();
-          if (!def || memberSet.contains(def) || current.count(v) ||
+          if (!def || members.contains(def) || current.count(v) ||
               !rootReplaced(v))
             continue;
           ops.push_back(def);
-          memberSet.insert(def);
+          members.insert(def);
           grew = true;
         }
       }
     }
-    llvm::sort(
-        ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-    auto insideGroup = [&](Operation *op) {
-      Operation *top = block.findAncestorOpInBlock(*op);
-      return top && memberSet.contains(top);
-    };
-    // Values the chain reads from outside (operands, and values its regions
-    // capture), and the results used outside it.
+  }
+
+  /// Values the chain reads from outside (operands, and values its regions
+  /// capture).
+  static llvm::SetVector<Value>
+  externalsOf(ArrayRef<Operation *> ops,
+              const llvm::SmallPtrSetImpl<Operation *> &members) {
     llvm::SetVector<Value> externals;
+    auto outside = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return !def || !members.contains(def);
+    };
     for (Operation *op : ops) {
-      for (Value v : op->getOperands()) {
-        Operation *def = v.getDefiningOp();
-        if (!def || !memberSet.contains(def))
+      for (Value v : op->getOperands())
+        if (outside(v))
           externals.insert(v);
-      }
       for (Region &region : op->getRegions()) {
         llvm::SetVector<Value> captured;
         getUsedValuesDefinedAbove(region, captured);
-        for (Value v : captured) {
-          Operation *def = v.getDefiningOp();
-          if (!def || !memberSet.contains(def))
+        for (Value v : captured)
+          if (outside(v))
             externals.insert(v);
-        }
       }
     }
-    // A result read outside the chain, by the original or by the value that
-    // stands for it now (an earlier recomputation took over the original's
-    // later uses: without this, a second recomputation of a multi-result
-    // chain, such as a pooling with indices, left a result it did not yield
-    // to the first one, which then stayed alive to its last use).
+    return externals;
+  }
+
+  /// The results the region yields: those read outside the chain, by the
+  /// original or by the value that stands for it now (an earlier
+  /// recomputation took over the original's later uses: without this, a
+  /// second recomputation of a multi-result chain, such as a pooling with
+  /// indices, left a result it did not yield to the first one, which then
+  /// stayed alive to its last use).
+  SmallVector<Value>
+  yieldedOf(ArrayRef<Operation *> ops,
+            const llvm::SmallPtrSetImpl<Operation *> &members) const {
+    auto insideGroup = [&](Operation *op) {
+      Operation *top = block.findAncestorOpInBlock(*op);
+      return top && members.contains(top);
+    };
     auto readOutside = [&](Value v) {
       return llvm::any_of(v.getUsers(),
                           [&](Operation *user) { return !insideGroup(user); });
@@ -244,6 +286,23 @@ void mlir::lms::rewriteWithRecomputes(const FunctionGraph &fg,
         if (readOutside(result) ||
             (currentOf(result) != result && readOutside(currentOf(result))))
           yielded.push_back(result);
+    return yielded;
+  }
+
+  /// Recomputes `group` before `anchor` (at position `anchorPos`).
+  void recompute(OpIndex group, Operation *anchor, OpIndex anchorPos) {
+    SmallVector<Operation *> ops;
+    llvm::SmallPtrSet<Operation *, 8> members;
+    for (OpIndex i : rg.members[group]) {
+      ops.push_back(fg.getOp(i));
+      members.insert(fg.getOp(i));
+    }
+    addLateViews(ops, members, anchorPos);
+    addViewsOfRecomputed(ops, members);
+    llvm::sort(
+        ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    llvm::SetVector<Value> externals = externalsOf(ops, members);
+    SmallVector<Value> yielded = yieldedOf(ops, members);
 
     OpBuilder builder(anchor);
     SmallVector<Value> inputs;
@@ -275,10 +334,7 @@ void mlir::lms::rewriteWithRecomputes(const FunctionGraph &fg,
       Value value = currentOf(original);
       Value replacement = op.getResult(k);
       value.replaceUsesWithIf(replacement, [&](OpOperand &use) {
-        Operation *top = block.findAncestorOpInBlock(*use.getOwner());
-        if (!top)
-          return false;
-        std::optional<OpIndex> index = fg.lookupOp(top);
+        std::optional<OpIndex> index = positionOf(use);
         return index && *index >= anchorPos;
       });
       current[original] = replacement;
@@ -287,23 +343,24 @@ void mlir::lms::rewriteWithRecomputes(const FunctionGraph &fg,
       ++stats->recomputes;
       stats->opsCloned += ops.size();
     }
-  };
-
-  for (const ::lms::Step &step : plan) {
-    if (step.kind != ::lms::Step::Compute)
-      continue;
-    OpIndex group = step.index;
-    if (done[group]) {
-      pending.push_back(group);
-      continue;
-    }
-    done[group] = 1;
-    OpIndex anchorPos = rg.members[group].front();
-    Operation *anchor = fg.getInsertionAnchor(anchorPos);
-    for (OpIndex r : pending)
-      recompute(r, anchor, anchorPos);
-    pending.clear();
   }
+
+  const FunctionGraph &fg;
+  const RematGraph &rg;
+  Block &block;
+  DenseMap<Operation *, int64_t> positions;
+  RecomputeStats *stats;
+  /// Original value -> the recomputation that stands for it now.
+  DenseMap<Value, Value> current;
+};
+
+} // namespace
+
+void mlir::lms::rewriteWithRecomputes(const FunctionGraph &fg,
+                                      const RematGraph &rg,
+                                      const ::lms::Plan &plan,
+                                      RecomputeStats *stats) {
+  RecomputeWriter(fg, rg, stats).run(plan);
 }
 
 namespace {
