@@ -60,11 +60,17 @@ class UNet3D(nn.Module):
 class GPT(nn.Module):
     """A GPT-2-style decoder: token and position embeddings, pre-norm blocks
     of causal multi-head attention and a 4x GELU MLP, a final layer norm and
-    an output projection to the vocabulary."""
+    an output projection to the vocabulary. With `tied` (GPT-2's own
+    choice) the projection is the token embedding's weight, transposed: one
+    parameter read twice, whose gradient sums both uses (a separate
+    nn.Linear sharing the weight would not do: PyTorch 1.13's functional_call
+    replaces the shared parameter under one name only)."""
 
-    def __init__(self, vocab=50257, seq=1024, layers=12, dim=768, heads=12):
+    def __init__(self, vocab=50257, seq=1024, layers=12, dim=768, heads=12,
+                 tied=False):
         super().__init__()
         self.heads = heads
+        self.tied = tied
         self.tok = nn.Embedding(vocab, dim)
         self.pos = nn.Parameter(torch.zeros(seq, dim))
         self.blocks = nn.ModuleList()
@@ -74,7 +80,8 @@ class GPT(nn.Module):
                 proj=nn.Linear(dim, dim), ln2=nn.LayerNorm(dim),
                 fc=nn.Linear(dim, 4 * dim), out=nn.Linear(4 * dim, dim))))
         self.ln = nn.LayerNorm(dim)
-        self.head = nn.Linear(dim, vocab, bias=False)
+        if not tied:
+            self.head = nn.Linear(dim, vocab, bias=False)
         mask = torch.full((seq, seq), -1e9).triu(1)
         self.register_buffer("mask", mask)
 
@@ -95,6 +102,8 @@ class GPT(nn.Module):
             x = x + blk["proj"](y)
             y = blk["ln2"](x)
             x = x + blk["out"](F.gelu(blk["fc"](y)))
+        if self.tied:
+            return F.linear(self.ln(x), self.tok.weight)
         return self.head(self.ln(x))
 
 
@@ -172,7 +181,16 @@ def build(name, size):
         return (_strip(UNet3D(base=2, depth=2)),
                 (lambda b: (b, 1, size, size, size)), "voxels", 3)
     if name == "gpt2":
+        # GPT-2 small as released: the output projection is the token
+        # embedding (124M parameters).
+        return GPT(seq=size, tied=True), (lambda b: (b, size)), "tokens", 50257
+    if name == "gpt2-untied":
+        # With an output projection of its own (163M parameters): the model
+        # the measurements made before the tied head used.
         return GPT(seq=size), (lambda b: (b, size)), "tokens", 50257
+    if name == "tiny-gpt-tied":
+        return (GPT(vocab=32, seq=size, layers=2, dim=16, heads=2, tied=True),
+                (lambda b: (b, size)), "tokens", 32)
     if name == "tiny-gpt":
         return (GPT(vocab=32, seq=size, layers=2, dim=16, heads=2),
                 (lambda b: (b, size)), "tokens", 32)
@@ -185,4 +203,5 @@ def build(name, size):
 
 
 MODELS = ["resnet18", "resnet50", "vgg16", "mobilenet_v2", "unet3d", "gpt2",
-          "tiny-cnn", "tiny-vgg", "tiny-unet3d", "tiny-gpt", "tiny-gpt-vocab"]
+          "gpt2-untied", "tiny-cnn", "tiny-vgg", "tiny-unet3d", "tiny-gpt",
+          "tiny-gpt-tied", "tiny-gpt-vocab"]
