@@ -32,11 +32,13 @@ that cross the call), and the analysed arena of @step within the budget.
 """
 
 import argparse
+import atexit
 import concurrent.futures
 import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -460,6 +462,14 @@ def main():
     ap.add_argument("--keep", metavar="DIR",
                     help="keep each program's files in DIR/SEED-INDEX")
     a = ap.parse_args()
+    # Run a copy of lms-opt and of the runtime: a rebuild during a long run
+    # replaces the files under build/ (the run then failed to start them).
+    global LMS_OPT, RUNTIME, SHARED_LIBS
+    private = tempfile.mkdtemp(prefix="lms-property-")
+    atexit.register(shutil.rmtree, private, True)
+    LMS_OPT = shutil.copy2(LMS_OPT, private)
+    RUNTIME = shutil.copy2(RUNTIME, private)
+    SHARED_LIBS = ",".join([RUNTIME] + SHARED_LIBS.split(",")[1:])
     start = time.time()
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
         results = list(pool.map(lambda i: check(i, a.seed, a.arena, a.keep,
