@@ -138,6 +138,23 @@ mlir::lms::resolveHostBudget(Operation *scope, StringRef option,
   return size->bytes;
 }
 
+std::string mlir::lms::fidelityStatistics(uint64_t replans,
+                                          uint64_t overPlanBytes) {
+  std::string text;
+  if (replans)
+    text += ", " + std::to_string(replans) + " replans";
+  if (overPlanBytes)
+    text += ", " + std::to_string(overPlanBytes) + " bytes-over-plan";
+  return text;
+}
+
+/// By how much a rewrite's analysed peak `after` exceeds its plan's peak
+/// (0 with arenas: their bound is not the plan's live bytes).
+static uint64_t bytesOverPlan(const GraphOptions &options, uint64_t after,
+                              uint64_t plan) {
+  return !options.arena && after > plan ? after - plan : 0;
+}
+
 FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
     FunctionOpInterface func, const GraphOptions &graphOptions,
     const ::lms::DeviceSpec &spec, uint64_t limit, const SwapKnobs &knobs) {
@@ -230,8 +247,9 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
         [&] { rewriteWithSwaps(*graph, candidates, result->plan); });
     if (failed(peakAfter))
       return failure();
-    if (attempt == 0 && !graphOptions.arena && *peakAfter > result->peakBytes)
-      stats.overPlanBytes = *peakAfter - result->peakBytes;
+    if (attempt == 0)
+      stats.overPlanBytes =
+          bytesOverPlan(graphOptions, *peakAfter, result->peakBytes);
     if (*peakAfter > limit && last && graphOptions.arena) {
       // What the arena needs besides the live bytes did not shrink with
       // them: a clean error, the function as it was.
@@ -389,8 +407,9 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
         [&] { rewriteWithRecomputes(*graph, *rg, result->plan, &rewritten); });
     if (failed(peakAfter))
       return failure();
-    if (attempt == 0 && !graphOptions.arena && *peakAfter > result->peakBytes)
-      stats.overPlanBytes = *peakAfter - result->peakBytes;
+    if (attempt == 0)
+      stats.overPlanBytes =
+          bytesOverPlan(graphOptions, *peakAfter, result->peakBytes);
     if (*peakAfter > limit && last && graphOptions.arena) {
       restoreBody(func, backup);
       return arenaOverBudget(func, limit, *peakAfter, kAttempts);

@@ -77,13 +77,7 @@ struct LMSInsertSwapsPass
                    << " bytes-to-host, " << totals.toDevice
                    << " bytes-to-device, " << totals.stallMicroseconds
                    << " estimated-stall-us"
-                   << (totals.replans
-                           ? ", " + std::to_string(totals.replans) + " replans"
-                           : std::string())
-                   << (totals.overPlanBytes
-                           ? ", " + std::to_string(totals.overPlanBytes) +
-                                 " bytes-over-plan"
-                           : std::string())
+                   << fidelityStatistics(totals.replans, totals.overPlanBytes)
                    << "\n";
   }
 

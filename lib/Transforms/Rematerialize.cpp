@@ -396,13 +396,7 @@ struct LMSRematerializePass
                    << " recomputes, " << totals.opsCloned << " ops-cloned, "
                    << static_cast<uint64_t>(totals.extraSeconds * 1e6 + 0.5)
                    << " extra-compute-us"
-                   << (totals.replans
-                           ? ", " + std::to_string(totals.replans) + " replans"
-                           : std::string())
-                   << (totals.overPlanBytes
-                           ? ", " + std::to_string(totals.overPlanBytes) +
-                                 " bytes-over-plan"
-                           : std::string())
+                   << fidelityStatistics(totals.replans, totals.overPlanBytes)
                    << "\n";
   }
 

@@ -91,6 +91,10 @@ struct RematStats {
   uint64_t overPlanBytes = 0;
 };
 
+/// The tail of a pass's statistics line on its rewrites' fidelity to their
+/// plans: ", N replans" and ", N bytes-over-plan", each when it is not 0.
+std::string fidelityStatistics(uint64_t replans, uint64_t overPlanBytes);
+
 /// Inserts lms.recompute regions into `func` until its peak is at most
 /// `limit` bytes (does nothing when it fits).
 FailureOr<RematStats> rematerializeFunction(FunctionOpInterface func,
