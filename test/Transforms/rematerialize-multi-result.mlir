@@ -1,6 +1,7 @@
 // RUN: lms-opt %s --lms-rematerialize="budget=40KiB" | FileCheck %s
 // RUN: lms-opt %s --lms-rematerialize="budget=40KiB" | lms-opt --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=PEAK
 // RUN: lms-opt %s --lms-rematerialize="budget=40KiB" | lms-opt --lms-strip > %t.stripped.mlir
+// RUN: lms-opt %s --lms-rematerialize="budget=40KiB stats=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
 // RUN: lms-opt %s > %t.original.mlir
 // RUN: diff %t.original.mlir %t.stripped.mlir
 
@@ -24,6 +25,8 @@
 // CHECK:      %[[U3:.*]] = linalg.add ins(%{{.*}}, %[[R2]]#1 :
 // CHECK:      linalg.add ins(%[[U3]], %[[R2]]#0 :
 // PEAK: @twice: peak 40.0 KiB (40960 bytes)
+// COM: The first rewrite realizes its plan: no replan, nothing over it.
+// STATS: lms-rematerialize: 2 recomputes, 10 ops-cloned, {{[0-9]+}} extra-compute-us{{$}}
 #map = affine_map<(d0) -> (d0)>
 func.func @twice(%x: tensor<1024xf32>, %w: tensor<4x1024xf32>) -> tensor<1024xf32> {
   %zero = arith.constant 0.0 : f32
