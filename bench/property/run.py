@@ -122,19 +122,22 @@ class Program:
         self.values.append((name, size))
         return name
 
+    def zero_filled(self, size):
+        """A zero-filled tensor of `size` floats (tensor.empty, linalg.fill):
+        its name."""
+        empty, name = self.fresh(), self.fresh()
+        self.emit(f"{empty} = tensor.empty() : {t(size)}")
+        self.emit(f"%z{self.counter} = arith.constant 0.0 : f32")
+        self.emit(f"{name} = linalg.fill ins(%z{self.counter} : f32) "
+                  f"outs({empty} : {t(size)}) -> {t(size)}")
+        return name
+
     def two_results(self):
         """A generic writing two zero-filled buffers (as a max pooling
         writes its values and indices): both results may be read late."""
         v = self.pair_rng.choice(self.values[-4:])
         size = v[1]
-        inits = []
-        for _ in range(2):
-            empty, init = self.fresh(), self.fresh()
-            self.emit(f"{empty} = tensor.empty() : {t(size)}")
-            self.emit(f"%z{self.counter} = arith.constant 0.0 : f32")
-            self.emit(f"{init} = linalg.fill ins(%z{self.counter} : f32) "
-                      f"outs({empty} : {t(size)}) -> {t(size)}")
-            inits.append(init)
+        inits = [self.zero_filled(size) for _ in range(2)]
         name = self.fresh()
         self.emit(f"{name}:2 = linalg.generic {{indexing_maps = [#id, #id, "
                   f"#id], iterator_types = [\"parallel\"]}} ins({v[0]} : "
@@ -167,12 +170,7 @@ class Program:
         elif r < 0.22:
             # A zero-filled init that later ops may share as destination.
             size = self.rng.choice(SIZES)
-            empty, name = self.fresh(), self.fresh()
-            self.emit(f"{empty} = tensor.empty() : {t(size)}")
-            self.emit(f"%z{self.counter} = arith.constant 0.0 : f32")
-            self.emit(f"{name} = linalg.fill ins(%z{self.counter} : f32) "
-                      f"outs({empty} : {t(size)}) -> {t(size)}")
-            self.values.append((name, size))
+            self.values.append((self.zero_filled(size), size))
         elif r < 0.34:
             # A call of a one-op helper; the operand may be used again.
             v = self.pick()
@@ -467,6 +465,10 @@ def main():
     global LMS_OPT, RUNTIME, SHARED_LIBS
     private = tempfile.mkdtemp(prefix="lms-property-")
     atexit.register(shutil.rmtree, private, True)
+    for path in (LMS_OPT, RUNTIME):
+        if not os.path.exists(path):
+            sys.exit(f"run.py: {path} does not exist (build lms-opt and the "
+                     f"runtime first, or set LMS_OPT / LMS_RUNTIME_LIB)")
     LMS_OPT = shutil.copy2(LMS_OPT, private)
     RUNTIME = shutil.copy2(RUNTIME, private)
     SHARED_LIBS = ",".join([RUNTIME] + SHARED_LIBS.split(",")[1:])
