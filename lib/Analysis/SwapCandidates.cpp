@@ -8,6 +8,8 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::lms;
 using ::lms::kEntry;
@@ -15,7 +17,13 @@ using ::lms::OpIndex;
 using ::lms::TensorIndex;
 
 SwapCandidates::SwapCandidates(const FunctionGraph &graph) {
-  aliasesOf.resize(graph.getGraph().numTensors());
+  const ::lms::Graph &g = graph.getGraph();
+  aliasesOf.resize(g.numTensors());
+  updatesOf.resize(g.numTensors());
+  for (OpIndex k = 0; k < static_cast<OpIndex>(g.numOps()); ++k)
+    for (TensorIndex t : g.op(k).updates)
+      if (updatesOf[t].empty() || updatesOf[t].back() != k)
+        updatesOf[t].push_back(k);
   Block &block = *graph.getBlock();
   DenseMap<Value, int> idOf;
   auto record = [&](Value value, OpIndex def) {
@@ -74,6 +82,15 @@ SmallVector<int> SwapCandidates::crossing(TensorIndex t, OpIndex a,
   return ids;
 }
 
+bool SwapCandidates::isStale(TensorIndex t, int id, OpIndex a) const {
+  // An op after the value's definition, up to the gap, wrote the buffer in
+  // place: bufferization did so only because the value is not read again
+  // (its later uses are destinations that the ops overwrite unread).
+  const std::vector<OpIndex> &writes = updatesOf[t];
+  auto next = std::upper_bound(writes.begin(), writes.end(), values[id].def);
+  return next != writes.end() && *next <= a;
+}
+
 bool SwapCandidates::isViewOf(int id, int source) const {
   // Through the sources recorded from the IR as it was when analysed (the
   // rewrite replaces operands as it goes).
@@ -88,6 +105,11 @@ bool SwapCandidates::isViewOf(int id, int source) const {
 int SwapCandidates::valueAfterGap(TensorIndex t, OpIndex a, OpIndex b) const {
   SmallVector<int> ids = crossing(t, a, b);
   if (ids.empty())
+    return -1;
+  // A value whose buffer was overwritten in place before the gap no longer
+  // holds the buffer's contents: copying it out would make bufferization
+  // keep its old contents in a copy (and bring back stale data).
+  if (llvm::any_of(ids, [&](int id) { return isStale(t, id, a); }))
     return -1;
   if (ids.size() == 1)
     return ids.front();

@@ -12,6 +12,11 @@
 // reshape every activation: the one is offloaded, and the rewrite re-derives
 // the views from the swapped-in value (viewsAfterGap).
 //
+// A value whose buffer an op wrote in place after it was defined is stale:
+// bufferization wrote in place only because the value is not read again (a
+// later use is a destination its op overwrites unread). Such a value cannot
+// carry the buffer over a gap.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef LMS_ANALYSIS_SWAPCANDIDATES_H
@@ -56,6 +61,9 @@ private:
     int viewOf;             ///< the value it is a view of (-1: none)
   };
   bool isViewOf(int id, int source) const;
+  /// Whether value `id` of buffer t is stale at the end of op `a`: an op
+  /// after its definition wrote the buffer in place.
+  bool isStale(::lms::TensorIndex t, int id, ::lms::OpIndex a) const;
   /// The values of buffer t live across (a, b).
   SmallVector<int> crossing(::lms::TensorIndex t, ::lms::OpIndex a,
                             ::lms::OpIndex b) const;
@@ -65,6 +73,8 @@ private:
   std::vector<std::vector<int>> aliasesOf;
   /// (op, buffer) pairs where the op has a destination operand in the buffer.
   std::set<std::pair<::lms::OpIndex, ::lms::TensorIndex>> initsAt;
+  /// Per buffer: the ops that write it in place, in increasing order.
+  std::vector<std::vector<::lms::OpIndex>> updatesOf;
 };
 
 } // namespace lms
