@@ -285,3 +285,44 @@ SwapResult lms::planSwapEverything(const Graph &graph, const DeviceSpec &device,
   markReuse(plan, values, options);
   return finish(graph, device, std::move(plan));
 }
+
+//===----------------------------------------------------------------------===//
+// The planners by name
+//===----------------------------------------------------------------------===//
+
+static constexpr std::pair<SwapMethod, llvm::StringLiteral> kSwapMethodNames[] =
+    {
+        {SwapMethod::LMS, "lms"},
+        {SwapMethod::TFLMS, "tflms"},
+        {SwapMethod::SwapAll, "swap-all"},
+};
+
+llvm::StringRef lms::swapMethodName(SwapMethod method) {
+  for (auto [m, name] : kSwapMethodNames)
+    if (m == method)
+      return name;
+  return "unknown";
+}
+
+std::optional<SwapMethod> lms::parseSwapMethod(llvm::StringRef name) {
+  for (auto [m, text] : kSwapMethodNames)
+    if (text == name)
+      return m;
+  return std::nullopt;
+}
+
+llvm::Expected<SwapResult>
+lms::planSwapsWith(SwapMethod method, const Graph &graph,
+                   const DeviceSpec &device, uint64_t budget,
+                   const SwapOptions &options, Infeasible *infeasible) {
+  switch (method) {
+  case SwapMethod::LMS:
+    return planSwaps(graph, device, budget, options, infeasible);
+  case SwapMethod::TFLMS:
+    return planSwapsTFLMS(graph, device, budget, options);
+  case SwapMethod::SwapAll:
+    return planSwapEverything(graph, device, options);
+  }
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "unknown swap planner");
+}

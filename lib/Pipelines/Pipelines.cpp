@@ -168,7 +168,7 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
   }
   if (!options.report.empty()) {
     LMSReportMemoryOptions report;
-    report.format = "json";
+    report.format = ReportFormat::Json;
     report.file = options.report;
     report.device = options.device;
     report.budget = options.budget;

@@ -22,6 +22,8 @@
 using namespace mlir;
 using namespace mlir::transform;
 using mlir::lms::insertSwapsInFunction;
+using mlir::lms::parseRematPlanner;
+using mlir::lms::parseSwapPlanner;
 using mlir::lms::PlanningContext;
 using mlir::lms::rematerializeFunction;
 using mlir::lms::RematKnobs;
@@ -29,7 +31,6 @@ using mlir::lms::resolveFunctionBudget;
 using mlir::lms::resolvePlanningContext;
 using mlir::lms::SwapKnobs;
 using mlir::lms::verifyRematKnobs;
-using mlir::lms::verifySwapKnobs;
 
 /// The passes' context (default graph options, the device, the budget
 /// option) and the budget of `func`.
@@ -49,9 +50,10 @@ DiagnosedSilenceableFailure LMSInsertSwapsOp::applyToOne(
     TransformRewriter &rewriter, FunctionOpInterface target,
     ApplyToEachResultList &results, TransformState &state) {
   SwapKnobs knobs;
-  knobs.planner = getPlanner().str();
-  if (failed(verifySwapKnobs(*this, knobs)))
+  FailureOr<::lms::SwapMethod> planner = parseSwapPlanner(*this, getPlanner());
+  if (failed(planner))
     return DiagnosedSilenceableFailure::definiteFailure();
+  knobs.planner = *planner;
   auto setup = setUp(target, getBudget(), getDevice());
   if (failed(setup) ||
       failed(insertSwapsInFunction(target, setup->first.graphOptions,
@@ -64,7 +66,11 @@ DiagnosedSilenceableFailure LMSRematerializeOp::applyToOne(
     TransformRewriter &rewriter, FunctionOpInterface target,
     ApplyToEachResultList &results, TransformState &state) {
   RematKnobs knobs;
-  knobs.planner = getPlanner().str();
+  FailureOr<::lms::RematMethod> planner =
+      parseRematPlanner(*this, getPlanner());
+  if (failed(planner))
+    return DiagnosedSilenceableFailure::definiteFailure();
+  knobs.planner = *planner;
   knobs.timeLimitSeconds = getTimeLimit().convertToDouble();
   if (failed(verifyRematKnobs(*this, knobs, "planner", "time_limit")))
     return DiagnosedSilenceableFailure::definiteFailure();

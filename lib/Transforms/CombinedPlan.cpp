@@ -78,12 +78,6 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (strategy != "auto" && strategy != "swap" && strategy != "recompute" &&
-        strategy != "joint") {
-      module.emitError() << "invalid strategy '" << strategy
-                         << "': expected auto, joint, swap or recompute";
-      return signalPassFailure();
-    }
     fractions.assign(splitFractions.begin(), splitFractions.end());
     if (fractions.empty())
       fractions.push_back(0.25);
@@ -98,8 +92,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     rematKnobs.planner = rematPlanner;
     rematKnobs.timeLimitSeconds = timeLimit;
     rematKnobs.iterations = iterations;
-    if (failed(verifyRematKnobs(module, rematKnobs, "remat-planner")) ||
-        failed(verifySwapKnobs(module, swapKnobs, "swap-planner")))
+    if (failed(verifyRematKnobs(module, rematKnobs, "remat-planner")))
       return signalPassFailure();
     FailureOr<PlanningContext> context =
         resolvePlanningContext(module, alignment, dynamicBytes, device, budget);
@@ -178,10 +171,10 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     options.swap.canReuseAfter = [&](::lms::TensorIndex t, ::lms::OpIndex a) {
       return candidates.canReuseAfter(t, a);
     };
-    options.rematMethod = *::lms::parseRematMethod(rematKnobs.planner);
+    options.rematMethod = rematKnobs.planner;
     if (rematKnobs.timeLimitSeconds > 0)
       options.remat.timeLimitSeconds = rematKnobs.timeLimitSeconds;
-    else if (rematKnobs.planner == "exact")
+    else if (rematKnobs.planner == ::lms::RematMethod::Exact)
       options.remat.timeLimitSeconds = 60;
     options.remat.searchIterations = rematKnobs.iterations;
     options.remat.seed = rematKnobs.seed;
@@ -446,12 +439,12 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
              return apply(func, graphOptions, spec, swapBudgetOf(share), limit);
            }});
     };
-    if (strategy == "swap") {
+    if (strategy == PlanStrategy::Swap) {
       addShare(1);
-    } else if (strategy == "recompute") {
+    } else if (strategy == PlanStrategy::Recompute) {
       addShare(0);
     } else {
-      if (strategy == "auto")
+      if (strategy == PlanStrategy::Auto)
         for (double share : {1.0, 0.0, 0.75, 0.5, 0.25})
           addShare(share);
       candidates.push_back(

@@ -74,33 +74,42 @@ static void restoreBody(FunctionOpInterface func, Operation *backup) {
   backup->destroy();
 }
 
-LogicalResult mlir::lms::verifySwapKnobs(Operation *at, const SwapKnobs &knobs,
-                                         StringRef plannerOption) {
-  static const char *planners[] = {"lms", "tflms", "swap-all"};
-  if (llvm::is_contained(planners, StringRef(knobs.planner)))
-    return success();
-  return at->emitError() << "invalid " << plannerOption << " '" << knobs.planner
+FailureOr<::lms::SwapMethod>
+mlir::lms::parseSwapPlanner(Operation *at, StringRef name,
+                            StringRef plannerOption) {
+  if (std::optional<::lms::SwapMethod> method = ::lms::parseSwapMethod(name))
+    return *method;
+  return at->emitError() << "invalid " << plannerOption << " '" << name
                          << "': expected lms, tflms or swap-all";
+}
+
+FailureOr<::lms::RematMethod>
+mlir::lms::parseRematPlanner(Operation *at, StringRef name,
+                             StringRef plannerOption) {
+  std::optional<::lms::RematMethod> method = ::lms::parseRematMethod(name);
+  if (method && *method != ::lms::RematMethod::CheckpointAll)
+    return *method;
+  return at->emitError() << "invalid " << plannerOption << " '" << name
+                         << "': expected heuristic, exact, moccasin, dtr, "
+                            "chen-greedy or chen-sqrt";
 }
 
 LogicalResult mlir::lms::verifyRematKnobs(Operation *at,
                                           const RematKnobs &knobs,
                                           StringRef plannerOption,
                                           StringRef timeLimitOption) {
-  // Every planner but checkpoint-all (which cannot fit a budget).
-  std::optional<::lms::RematMethod> method =
-      ::lms::parseRematMethod(knobs.planner);
-  if (!method || *method == ::lms::RematMethod::CheckpointAll)
-    return at->emitError() << "invalid " << plannerOption << " '"
-                           << knobs.planner
-                           << "': expected heuristic, exact, moccasin, dtr, "
-                              "chen-greedy or chen-sqrt";
-  if (*method == ::lms::RematMethod::Exact && !::lms::haveExactSolver())
+  // Every planner but checkpoint-all (which cannot fit a budget; the
+  // options do not offer it).
+  ::lms::RematMethod method = knobs.planner;
+  if (method == ::lms::RematMethod::CheckpointAll)
+    return at->emitError() << "invalid " << plannerOption
+                           << " 'checkpoint-all': it cannot fit a budget";
+  if (method == ::lms::RematMethod::Exact && !::lms::haveExactSolver())
     return at->emitError()
            << plannerOption
            << "=exact needs CBC: this build has no MILP solver (install "
               "coinor-libcbc-dev and rebuild)";
-  if (*method == ::lms::RematMethod::Moccasin && !::lms::haveConstraintSolver())
+  if (method == ::lms::RematMethod::Moccasin && !::lms::haveConstraintSolver())
     return at->emitError()
            << plannerOption
            << "=moccasin needs Gecode: this build has no constraint solver "
@@ -189,16 +198,9 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
     };
 
     ::lms::Infeasible infeasible;
-    const std::string &planner = knobs.planner;
-    llvm::Expected<::lms::SwapResult> result = [&] {
-      if (planner == "tflms")
-        return ::lms::planSwapsTFLMS(graph->getGraph(), spec, target, options);
-      if (planner == "swap-all")
-        return llvm::Expected<::lms::SwapResult>(
-            ::lms::planSwapEverything(graph->getGraph(), spec, options));
-      return ::lms::planSwaps(graph->getGraph(), spec, target, options,
-                              &infeasible);
-    }();
+    StringRef planner = ::lms::swapMethodName(knobs.planner);
+    llvm::Expected<::lms::SwapResult> result = ::lms::planSwapsWith(
+        knobs.planner, graph->getGraph(), spec, target, options, &infeasible);
     if (!result) {
       std::string message = llvm::toString(result.takeError());
       // A replan found nothing: say why the plans before fell short.
@@ -215,7 +217,8 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
                          "place in the rewritten function than in the "
                          "original")
                << ", and no plan with a margin for that fits: " << message;
-      if (planner == "lms" && infeasible.smallestBudget > 0) {
+      if (knobs.planner == ::lms::SwapMethod::LMS &&
+          infeasible.smallestBudget > 0) {
         (void)reportInfeasible(func, *graph, target, infeasible);
         return failure();
       }
@@ -350,12 +353,12 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
   ::lms::RematOptions options;
   if (knobs.timeLimitSeconds > 0)
     options.timeLimitSeconds = knobs.timeLimitSeconds;
-  else if (knobs.planner == "exact")
+  else if (knobs.planner == ::lms::RematMethod::Exact)
     options.timeLimitSeconds = 60;
   options.searchIterations = knobs.iterations;
   options.seed = knobs.seed;
   options.device = &spec;
-  const std::string &planner = knobs.planner;
+  StringRef planner = ::lms::rematMethodName(knobs.planner);
 
   // The rewrite realizes the plan's memory except where values reach their
   // late uses through views made early (the rewrite re-derives those views,
@@ -435,7 +438,7 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
   if (failed(checkFits(func, graphOptions, limit, result->peakBytes,
                        "rematerialization")))
     return failure();
-  if (result->stoppedByTimeLimit && planner != "exact")
+  if (result->stoppedByTimeLimit && knobs.planner != ::lms::RematMethod::Exact)
     emitWarning(func.getLoc())
         << "the time limit of " << options.timeLimitSeconds << " s stopped the "
         << planner

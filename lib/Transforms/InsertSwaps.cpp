@@ -48,8 +48,6 @@ struct LMSInsertSwapsPass
     knobs.swapoutThreshold = swapoutThreshold;
     knobs.swapinAhead = swapinAhead;
     knobs.swapinGroupby = swapinGroupby;
-    if (failed(verifySwapKnobs(module, knobs)))
-      return signalPassFailure();
     FailureOr<PlanningContext> context =
         resolvePlanningContext(module, alignment, dynamicBytes, device, budget);
     if (failed(context))

@@ -172,11 +172,6 @@ struct LMSReportMemoryPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (format != "text" && format != "json" && format != "svg") {
-      module.emitError() << "invalid format '" << format
-                         << "': expected text, json or svg";
-      return signalPassFailure();
-    }
     FailureOr<GraphOptions> options =
         makeGraphOptions(module, alignment, dynamicBytes, keepArguments);
     if (failed(options))
@@ -230,12 +225,17 @@ struct LMSReportMemoryPass
     ReportOutput output;
     if (failed(output.open(module, file)))
       return signalPassFailure();
-    if (format == "json")
+    switch (format) {
+    case ReportFormat::Json:
       printJson(output.os(), reports);
-    else if (format == "svg")
+      break;
+    case ReportFormat::Svg:
       printSvg(output.os(), reports);
-    else
+      break;
+    case ReportFormat::Text:
       printText(output.os(), reports);
+      break;
+    }
     output.keep();
     markAllAnalysesPreserved();
   }

@@ -23,7 +23,7 @@
 // PRESET-NEXT: "d2h_bandwidth": 297000000000
 
 // UNKNOWN: error: unknown device preset 'tpu-v9'; known presets: v100-16g, v100-32g-nvlink, a100-40g, h100-pcie, h200, gh200
-// FORMAT: error: invalid format 'xml': expected text, json or svg
+// FORMAT: for the --format option: Cannot find option named 'xml'!
 // FILE: error: cannot open report file '/nonexistent/dir/r.json'
 
 module attributes {dlti.target_system_spec = #dlti.target_system_spec<

@@ -3,7 +3,7 @@
 // RUN: echo 'func.func @f() { return }' | not lms-opt -lms-insert-swaps --lms-budget="12 potatoes" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUDGET
 // RUN: echo 'func.func @f() { return }' | not lms-opt -lms-insert-swaps=device=tpu -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEVICE
 
-// PLANNER: error: invalid planner 'magic': expected lms, tflms or swap-all
+// PLANNER: for the --planner option: Cannot find option named 'magic'!
 // BUDGET: error: invalid budget: invalid size '12 potatoes': unknown unit 'potatoes'
 // DEVICE: error: unknown device preset 'tpu'
 

@@ -58,7 +58,7 @@
 // SWAP-NOT:     lms.recompute
 
 // FITS: @f: peak {{.*}} ({{[0-9]+}} bytes)
-// BAD: error: invalid strategy 'magic': expected auto, joint, swap or recompute
+// BAD: for the --strategy option: Cannot find option named 'magic'!
 // FRACTION: error: invalid split-fraction {{.*}}: expected a fraction of the budget in (0, 1]
 // TOO-SMALL: error: budget 20.0 KiB (20480 bytes) is below the smallest feasible budget
 func.func @f(%x: tensor<4x1024xf32>) -> tensor<1024xf32> {

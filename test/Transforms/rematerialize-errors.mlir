@@ -3,7 +3,24 @@
 // RUN: echo 'func.func @f() { return }' | not lms-opt -lms-rematerialize=time-limit=-3 -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIME
 // RUN: echo 'func.func @f() { return }' | not lms-opt -lms-rematerialize --lms-budget="12 potatoes" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUDGET
 
-// PLANNER: error: invalid planner 'magic': expected heuristic, exact, moccasin, dtr, chen-greedy or chen-sqrt
+// RUN: echo 'func.func @f() { return }' | not lms-opt -lms-rematerialize=planner=checkpoint-all -o /dev/null 2>&1 | FileCheck %s --check-prefix=CKPT
+// RUN: lms-opt --help | FileCheck %s --check-prefix=HELP
+
+// COM: The planners are an enum option: the option parser refuses a name
+// COM: outside the set (checkpoint-all cannot fit a budget: not offered), and
+// COM: --help lists them.
+// PLANNER: for the --planner option: Cannot find option named 'magic'!
+// CKPT: for the --planner option: Cannot find option named 'checkpoint-all'!
+// HELP:      --lms-rematerialize
+// HELP:        --planner=<value>
+// HELP-NEXT:     =heuristic
+// HELP-NEXT:     =exact
+// HELP-NEXT:     =moccasin
+// HELP-NEXT:     =dtr
+// HELP-NEXT:     =chen-greedy
+// HELP-NEXT:     =chen-sqrt
+// HELP-NOT:      =checkpoint-all
+// HELP:      --lms-report-memory
 // TIME: error: invalid time-limit -3{{.*}}: expected a number of seconds >= 0
 // BUDGET: error: invalid budget: invalid size '12 potatoes': unknown unit 'potatoes'
 

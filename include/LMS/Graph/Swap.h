@@ -19,6 +19,7 @@
 #include "llvm/Support/Error.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -186,6 +187,27 @@ llvm::Expected<SwapResult> planSwapsTFLMS(const Graph &graph,
 /// tensor would otherwise be held over), swap-in one op ahead.
 SwapResult planSwapEverything(const Graph &graph, const DeviceSpec &device,
                               const SwapOptions &options = {});
+
+/// The swap planners, for the one entry point below.
+enum class SwapMethod {
+  LMS,     ///< planSwaps
+  TFLMS,   ///< planSwapsTFLMS
+  SwapAll, ///< planSwapEverything
+};
+
+/// The name options and reports use: lms, tflms, swap-all.
+llvm::StringRef swapMethodName(SwapMethod method);
+/// The method of a name; nullopt for an unknown one.
+std::optional<SwapMethod> parseSwapMethod(llvm::StringRef name);
+
+/// Runs the planner `method`. `infeasible` is filled only by LMS's planner
+/// (the baselines fail with a message); swap-all ignores the budget, so its
+/// plan may exceed it (the caller checks peakBytes).
+llvm::Expected<SwapResult> planSwapsWith(SwapMethod method, const Graph &graph,
+                                         const DeviceSpec &device,
+                                         uint64_t budget,
+                                         const SwapOptions &options = {},
+                                         Infeasible *infeasible = nullptr);
 
 } // namespace lms
 

@@ -13,6 +13,8 @@
 
 #include "LMS/Analysis/FunctionGraph.h"
 #include "LMS/Graph/Device.h"
+#include "LMS/Graph/Remat.h"
+#include "LMS/Graph/Swap.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -22,8 +24,7 @@ namespace mlir {
 namespace lms {
 
 struct SwapKnobs {
-  /// lms, tflms or swap-all.
-  std::string planner = "lms";
+  ::lms::SwapMethod planner = ::lms::SwapMethod::LMS;
   int swapoutThreshold = -1, swapinAhead = -1, swapinGroupby = -1;
   /// Most bytes a plan may hold in host memory at once (0: no limit).
   uint64_t hostLimit = 0;
@@ -35,10 +36,18 @@ struct SwapKnobs {
 FailureOr<uint64_t> resolveHostBudget(Operation *scope, StringRef option,
                                       const ::lms::DeviceSpec &device);
 
-/// Emits "invalid <plannerOption> '...': expected lms, tflms or swap-all" at
-/// `at` and fails for an unknown swap planner.
-LogicalResult verifySwapKnobs(Operation *at, const SwapKnobs &knobs,
-                              StringRef plannerOption = "planner");
+/// The swap planner of a name, as the transform ops spell it (the passes'
+/// options are enums); emits "invalid <plannerOption> '...': expected lms,
+/// tflms or swap-all" at `at` and fails for an unknown one.
+FailureOr<::lms::SwapMethod>
+parseSwapPlanner(Operation *at, StringRef name,
+                 StringRef plannerOption = "planner");
+
+/// The recomputation planner of a name (any but checkpoint-all); emits an
+/// error naming the planners at `at` and fails for an unknown one.
+FailureOr<::lms::RematMethod>
+parseRematPlanner(Operation *at, StringRef name,
+                  StringRef plannerOption = "planner");
 
 struct SwapStats {
   uint64_t tensors = 0, swapOuts = 0, swapIns = 0, toHost = 0, toDevice = 0;
@@ -61,8 +70,8 @@ FailureOr<SwapStats> insertSwapsInFunction(FunctionOpInterface func,
                                            const SwapKnobs &knobs);
 
 struct RematKnobs {
-  /// heuristic, exact, moccasin, dtr, chen-greedy or chen-sqrt.
-  std::string planner = "heuristic";
+  /// Any but checkpoint-all (which cannot fit a budget).
+  ::lms::RematMethod planner = ::lms::RematMethod::Heuristic;
   /// Wall-clock cap (0: none, except 60 s for the exact planner).
   double timeLimitSeconds = 0;
   /// Search iterations (0: automatic).
@@ -73,9 +82,9 @@ struct RematKnobs {
   std::vector<::lms::OpIndex> keptOps;
 };
 
-/// Fails, with the error at `at`, for an unknown planner, planner=exact in a
-/// build without CBC, or a negative time limit; the messages name the
-/// options as the caller spells them.
+/// Fails, with the error at `at`, for checkpoint-all, planner=exact in a
+/// build without CBC, planner=moccasin without Gecode, or a negative time
+/// limit; the messages name the options as the caller spells them.
 LogicalResult verifyRematKnobs(Operation *at, const RematKnobs &knobs,
                                StringRef plannerOption = "planner",
                                StringRef timeLimitOption = "time-limit");

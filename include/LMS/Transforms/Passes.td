@@ -9,6 +9,29 @@
 
 include "mlir/Pass/PassBase.td"
 
+// The planners' names, shared by every pass that picks one (the graph core's
+// enums; lms-plan and the transform ops spell them the same way).
+defvar SwapPlannerValues = [{::llvm::cl::values(
+  clEnumValN(::lms::SwapMethod::LMS, "lms",
+             "LMS's planner: least simulated stall"),
+  clEnumValN(::lms::SwapMethod::TFLMS, "tflms",
+             "TFLMS v2's rules with its auto-tuning (baseline)"),
+  clEnumValN(::lms::SwapMethod::SwapAll, "swap-all",
+             "offload every tensor over every gap (baseline)"))}];
+defvar RematPlannerValues = [{::llvm::cl::values(
+  clEnumValN(::lms::RematMethod::Heuristic, "heuristic",
+             "the interval search (default)"),
+  clEnumValN(::lms::RematMethod::Exact, "exact",
+             "Checkmate's MILP on CBC"),
+  clEnumValN(::lms::RematMethod::Moccasin, "moccasin",
+             "Moccasin's constraint program on Gecode"),
+  clEnumValN(::lms::RematMethod::DTR, "dtr",
+             "Dynamic Tensor Rematerialization's greedy eviction"),
+  clEnumValN(::lms::RematMethod::ChenGreedy, "chen-greedy",
+             "Chen et al.'s greedy segments"),
+  clEnumValN(::lms::RematMethod::ChenSqrt, "chen-sqrt",
+             "Chen et al.'s sqrt(n) checkpoints"))}];
+
 def LMSStrip : Pass<"lms-strip"> {
   let summary = "Undo LMS rewriting: remove swaps and inline recomputations";
   let description = [{
@@ -125,8 +148,13 @@ def LMSReportMemory : Pass<"lms-report-memory", "ModuleOp"> {
     changed.
   }];
   let options = [
-    Option<"format", "format", "std::string", "\"text\"",
-           "Output format: text, json or svg">,
+    Option<"format", "format", "ReportFormat", "ReportFormat::Text",
+           "Output format: text (default), json or svg", [{::llvm::cl::values(
+             clEnumValN(ReportFormat::Text, "text", "lines to read"),
+             clEnumValN(ReportFormat::Json, "json",
+                        "one object per function (schema in docs/Analyses.md)"),
+             clEnumValN(ReportFormat::Svg, "svg",
+                        "the memory curve over the schedule"))}]>,
     Option<"file", "file", "std::string", "\"-\"",
            "Write the report to this file ('-' for stdout)">,
     Option<"device", "device", "std::string", "\"\"",
@@ -223,8 +251,9 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
     Option<"device", "device", "std::string", "\"\"",
            "Device preset of the cost model (default: the module's DLTI "
            "spec, else v100-16g)">,
-    Option<"planner", "planner", "std::string", "\"lms\"",
-           "Planner: lms (default), tflms (TFLMS v2 baseline) or swap-all">,
+    Option<"planner", "planner", "::lms::SwapMethod", "::lms::SwapMethod::LMS",
+           "Offloading planner: lms (default), tflms (TFLMS v2 baseline) "
+           "or swap-all", SwapPlannerValues>,
     Option<"hostBudget", "host-budget", "std::string", "\"\"",
            "Host memory a plan may hold at once (bytes with a unit); wins "
            "over --lms-host-budget; default: the device preset's host "
@@ -326,10 +355,11 @@ def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
     Option<"device", "device", "std::string", "\"\"",
            "Device preset of the cost model (default: the module's DLTI "
            "spec, else v100-16g)">,
-    Option<"planner", "planner", "std::string", "\"heuristic\"",
-           "Planner: heuristic (default), exact (Checkmate MILP on CBC), "
-           "moccasin (Moccasin's constraint program on Gecode), dtr, "
-           "chen-greedy or chen-sqrt">,
+    Option<"planner", "planner", "::lms::RematMethod",
+           "::lms::RematMethod::Heuristic",
+           "Recomputation planner: heuristic (default), exact (Checkmate "
+           "MILP on CBC), moccasin (Moccasin's constraint program on "
+           "Gecode), dtr, chen-greedy or chen-sqrt", RematPlannerValues>,
     Option<"timeLimit", "time-limit", "double", "0",
            "Wall-clock cap in seconds per function (0: none; the exact "
            "planner then stops at 60 s). The search is bounded by "
@@ -407,9 +437,18 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
     Option<"device", "device", "std::string", "\"\"",
            "Device preset of the cost model (default: the module's DLTI "
            "spec, else v100-16g)">,
-    Option<"strategy", "strategy", "std::string", "\"auto\"",
-           "auto (the fastest candidate), joint (the joint planner alone), "
-           "swap or recompute">,
+    Option<"strategy", "strategy", "PlanStrategy", "PlanStrategy::Auto",
+           "Which plans to make and compare: auto (default), joint, swap or "
+           "recompute", [{::llvm::cl::values(
+             clEnumValN(PlanStrategy::Auto, "auto",
+                        "the fastest of offloading, recomputation, four "
+                        "mixes and the joint planner"),
+             clEnumValN(PlanStrategy::Joint, "joint",
+                        "the joint planner alone (per tensor: offload, "
+                        "recompute or keep)"),
+             clEnumValN(PlanStrategy::Swap, "swap", "offloading alone"),
+             clEnumValN(PlanStrategy::Recompute, "recompute",
+                        "recomputation alone"))}]>,
     Option<"schedule", "schedule", "bool", "true",
            "Reorder the ops of a function that does not fit for a smaller "
            "peak before offloading or recomputing">,
@@ -423,11 +462,15 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "stays live across the split ops); several (comma-separated): "
            "each is planned and the fastest simulated step wins (default: "
            "0.25)">,
-    Option<"rematPlanner", "remat-planner", "std::string", "\"heuristic\"",
-           "Recomputation planner: heuristic, exact, moccasin, dtr, "
-           "chen-greedy or chen-sqrt">,
-    Option<"swapPlanner", "swap-planner", "std::string", "\"lms\"",
-           "Offloading planner: lms, tflms or swap-all">,
+    Option<"rematPlanner", "remat-planner", "::lms::RematMethod",
+           "::lms::RematMethod::Heuristic",
+           "Recomputation planner: heuristic (default), exact (Checkmate "
+           "MILP on CBC), moccasin (Moccasin's constraint program on "
+           "Gecode), dtr, chen-greedy or chen-sqrt", RematPlannerValues>,
+    Option<"swapPlanner", "swap-planner", "::lms::SwapMethod",
+           "::lms::SwapMethod::LMS",
+           "Offloading planner: lms (default), tflms or swap-all",
+           SwapPlannerValues>,
     Option<"hostBudget", "host-budget", "std::string", "\"\"",
            "Host memory a plan may hold at once (bytes with a unit); wins "
            "over --lms-host-budget; default: the device preset's host "
