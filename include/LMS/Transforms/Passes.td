@@ -9,6 +9,36 @@
 
 include "mlir/Pass/PassBase.td"
 
+// Options several passes share, spelled once.
+defvar LMSAlignmentOption =
+  Option<"alignment", "alignment", "uint64_t", "1",
+         "Round every buffer up to this many bytes">;
+defvar LMSDynamicBytesOption =
+  Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
+         "Upper bound (a size such as 64MiB) for values of dynamic shape "
+         "without an 'lms.max_bytes' attribute">;
+defvar LMSKeepArgumentsOption =
+  Option<"keepArguments", "keep-arguments", "bool", "false",
+         "Keep function arguments resident to the end">;
+defvar LMSBudgetOption =
+  Option<"budget", "budget", "std::string", "\"\"",
+         "Device-memory budget (bytes with a unit, or a percentage of the "
+         "peak); wins over --lms-budget">;
+defvar LMSDeviceOption =
+  Option<"device", "device", "std::string", "\"\"",
+         "Device preset of the cost model (default: the module's DLTI "
+         "spec, else v100-16g)">;
+defvar LMSHostBudgetOption =
+  Option<"hostBudget", "host-budget", "std::string", "\"\"",
+         "Host memory a plan may hold at once (bytes with a unit); wins "
+         "over --lms-host-budget; default: the device preset's host "
+         "memory">;
+defvar LMSArenaOption =
+  Option<"arena", "arena", "bool", "false",
+         "The budget bounds the arena every buffer is placed in (at an "
+         "offset, as the arena lowering carves them), not only the sum of "
+         "live bytes: plans are made again for less until it fits">;
+
 // The planners' names, shared by every pass that picks one (the graph core's
 // enums; lms-plan and the transform ops spell them the same way).
 defvar SwapPlannerValues = [{::llvm::cl::values(
@@ -107,13 +137,9 @@ def LMSPrintLiveness : Pass<"lms-print-liveness", "ModuleOp"> {
     The output goes to stdout; the IR is not changed.
   }];
   let options = [
-    Option<"alignment", "alignment", "uint64_t", "1",
-           "Round every buffer up to this many bytes">,
-    Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
-           "Upper bound (a size such as 64MiB) for values of dynamic shape "
-           "without an 'lms.max_bytes' attribute">,
-    Option<"keepArguments", "keep-arguments", "bool", "false",
-           "Keep function arguments resident to the end">,
+    LMSAlignmentOption,
+    LMSDynamicBytesOption,
+    LMSKeepArgumentsOption,
   ];
 }
 
@@ -165,13 +191,9 @@ def LMSReportMemory : Pass<"lms-report-memory", "ModuleOp"> {
            "of the peak); a function's 'lms.budget' attribute wins">,
     Option<"top", "top", "unsigned", "10",
            "How many of the largest live values at the peak to list">,
-    Option<"alignment", "alignment", "uint64_t", "1",
-           "Round every buffer up to this many bytes">,
-    Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
-           "Upper bound (a size such as 64MiB) for values of dynamic shape "
-           "without an 'lms.max_bytes' attribute">,
-    Option<"keepArguments", "keep-arguments", "bool", "false",
-           "Keep function arguments resident to the end">,
+    LMSAlignmentOption,
+    LMSDynamicBytesOption,
+    LMSKeepArgumentsOption,
   ];
 }
 
@@ -245,28 +267,15 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
     every tensor over every gap.
   }];
   let options = [
-    Option<"budget", "budget", "std::string", "\"\"",
-           "Device-memory budget (bytes with a unit, or a percentage of the "
-           "peak); wins over --lms-budget">,
-    Option<"device", "device", "std::string", "\"\"",
-           "Device preset of the cost model (default: the module's DLTI "
-           "spec, else v100-16g)">,
+    LMSBudgetOption,
+    LMSDeviceOption,
     Option<"planner", "planner", "::lms::SwapMethod", "::lms::SwapMethod::LMS",
            "Offloading planner: lms (default), tflms (TFLMS v2 baseline) "
            "or swap-all", SwapPlannerValues>,
-    Option<"hostBudget", "host-budget", "std::string", "\"\"",
-           "Host memory a plan may hold at once (bytes with a unit); wins "
-           "over --lms-host-budget; default: the device preset's host "
-           "memory">,
-    Option<"arena", "arena", "bool", "false",
-           "The budget bounds the arena every buffer is placed in (at an "
-           "offset, as the arena lowering carves them), not only the sum of "
-           "live bytes: plans are made again for less until it fits">,
-    Option<"alignment", "alignment", "uint64_t", "1",
-           "Round every buffer up to this many bytes">,
-    Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
-           "Upper bound (a size such as 64MiB) for values of dynamic shape "
-           "without an 'lms.max_bytes' attribute">,
+    LMSHostBudgetOption,
+    LMSArenaOption,
+    LMSAlignmentOption,
+    LMSDynamicBytesOption,
     Option<"swapoutThreshold", "swapout-threshold", "int", "-1",
            "Offload a tensor only over gaps of more than this many ops "
            "(TFLMS's threshold; -1: automatic)">,
@@ -349,12 +358,8 @@ def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
     checks that the memory analysis of the function fits the budget.
   }];
   let options = [
-    Option<"budget", "budget", "std::string", "\"\"",
-           "Device-memory budget (bytes with a unit, or a percentage of the "
-           "peak); wins over --lms-budget">,
-    Option<"device", "device", "std::string", "\"\"",
-           "Device preset of the cost model (default: the module's DLTI "
-           "spec, else v100-16g)">,
+    LMSBudgetOption,
+    LMSDeviceOption,
     Option<"planner", "planner", "::lms::RematMethod",
            "::lms::RematMethod::Heuristic",
            "Recomputation planner: heuristic (default), exact (Checkmate "
@@ -371,15 +376,9 @@ def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
            "chosen from the function's size)">,
     Option<"seed", "seed", "uint64_t", "1",
            "Seed of the randomized search">,
-    Option<"arena", "arena", "bool", "false",
-           "The budget bounds the arena every buffer is placed in (at an "
-           "offset, as the arena lowering carves them), not only the sum of "
-           "live bytes: plans are made again for less until it fits">,
-    Option<"alignment", "alignment", "uint64_t", "1",
-           "Round every buffer up to this many bytes">,
-    Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
-           "Upper bound (a size such as 64MiB) for values of dynamic shape "
-           "without an 'lms.max_bytes' attribute">,
+    LMSArenaOption,
+    LMSAlignmentOption,
+    LMSDynamicBytesOption,
     Option<"printStatistics", "stats", "bool", "false",
            "Print the statistics below to stderr, and the replans and "
            "bytes-over-plan (by how much the first rewrite's analysed peak "
@@ -431,12 +430,8 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
     more memory, with the smallest feasible budget).
   }];
   let options = [
-    Option<"budget", "budget", "std::string", "\"\"",
-           "Device-memory budget (bytes with a unit, or a percentage of the "
-           "peak); wins over --lms-budget">,
-    Option<"device", "device", "std::string", "\"\"",
-           "Device preset of the cost model (default: the module's DLTI "
-           "spec, else v100-16g)">,
+    LMSBudgetOption,
+    LMSDeviceOption,
     Option<"strategy", "strategy", "PlanStrategy", "PlanStrategy::Auto",
            "Which plans to make and compare: auto (default), joint, swap or "
            "recompute", [{::llvm::cl::values(
@@ -471,25 +466,16 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "::lms::SwapMethod::LMS",
            "Offloading planner: lms (default), tflms or swap-all",
            SwapPlannerValues>,
-    Option<"hostBudget", "host-budget", "std::string", "\"\"",
-           "Host memory a plan may hold at once (bytes with a unit); wins "
-           "over --lms-host-budget; default: the device preset's host "
-           "memory">,
+    LMSHostBudgetOption,
     Option<"timeLimit", "time-limit", "double", "0",
            "Wall-clock cap in seconds of the recomputation planner per "
            "candidate (0: none; see --lms-rematerialize)">,
     Option<"iterations", "iterations", "uint64_t", "0",
            "Work limit of the recomputation planner in search iterations "
            "(0: chosen from the function's size)">,
-    Option<"arena", "arena", "bool", "false",
-           "The budget bounds the arena every buffer is placed in (at an "
-           "offset, as the arena lowering carves them), not only the sum of "
-           "live bytes: plans are made again for less until it fits">,
-    Option<"alignment", "alignment", "uint64_t", "1",
-           "Round every buffer up to this many bytes">,
-    Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
-           "Upper bound (a size such as 64MiB) for values of dynamic shape "
-           "without an 'lms.max_bytes' attribute">,
+    LMSArenaOption,
+    LMSAlignmentOption,
+    LMSDynamicBytesOption,
     Option<"printStatistics", "stats", "bool", "false",
            "Print the candidates and the choice to stderr">,
   ];
@@ -548,11 +534,8 @@ def LMSSchedule : Pass<"lms-schedule", "ModuleOp"> {
                "Unregistered dialects whose ops have no side effects (e.g. "
                "mhlo,stablehlo; their collectives, host transfers and custom "
                "calls excepted); other unregistered ops keep their place">,
-    Option<"alignment", "alignment", "uint64_t", "1",
-           "Round every buffer up to this many bytes">,
-    Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
-           "Upper bound (a size such as 64MiB) for values of dynamic shape "
-           "without an 'lms.max_bytes' attribute">,
+    LMSAlignmentOption,
+    LMSDynamicBytesOption,
     Option<"printStatistics", "stats", "bool", "false",
            "Print each function's peak before and after to stderr">,
   ];
@@ -633,11 +616,8 @@ def LMSSplit : Pass<"lms-split", "ModuleOp"> {
            "the region (default: a quarter of the anchor's largest tensor)">,
     Option<"rounds", "rounds", "unsigned", "200",
            "Most splits per function with slices=0">,
-    Option<"alignment", "alignment", "uint64_t", "1",
-           "Round every buffer up to this many bytes">,
-    Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
-           "Upper bound (a size such as 64MiB) for values of dynamic shape "
-           "without an 'lms.max_bytes' attribute">,
+    LMSAlignmentOption,
+    LMSDynamicBytesOption,
     Option<"printStatistics", "stats", "bool", "false",
            "Print each split (anchor, dimension, slices, smallest feasible "
            "budget before and after) to stderr">,
