@@ -78,6 +78,47 @@ std::string lms::verifySwapPlan(const Graph &graph, const SwapPlan &plan) {
   return message;
 }
 
+SwapEvents lms::swapEvents(const Graph &graph, const SwapPlan &plan) {
+  SwapEvents events;
+  size_t numDecisions = plan.decisions.size();
+  OpIndex numOps = static_cast<OpIndex>(graph.numOps());
+  std::vector<std::vector<size_t>> outs(numOps + 1), waits(numOps + 1),
+      ins(numOps + 1);
+  for (size_t i = 0; i < numDecisions; ++i) {
+    const SwapDecision &d = plan.decisions[i];
+    if (!d.reuseHostCopy) {
+      outs[d.swapOutAfter + 1].push_back(i);
+      if (d.releaseAfter != d.swapOutAfter)
+        waits[d.releaseAfter + 1].push_back(i);
+    }
+    ins[d.swapInBefore].push_back(i);
+  }
+  auto byTensor = [&](size_t a, size_t b) {
+    return std::make_pair(plan.decisions[a].tensor, a) <
+           std::make_pair(plan.decisions[b].tensor, b);
+  };
+  events.atPosition.resize(numOps + 1);
+  for (OpIndex p = 0; p <= numOps; ++p) {
+    std::vector<SwapEvent> &at = events.atPosition[p];
+    for (auto [kind, list] : {std::make_pair(OpKind::SwapOut, &outs[p]),
+                              std::make_pair(OpKind::SwapWait, &waits[p]),
+                              std::make_pair(OpKind::SwapIn, &ins[p])}) {
+      std::sort(list->begin(), list->end(), byTensor);
+      for (size_t i : *list)
+        at.push_back({kind, i});
+    }
+  }
+  events.copyOf.assign(numDecisions, numDecisions);
+  for (auto &[tensor, indices] : decisionsByTensor(plan)) {
+    if (graph.tensor(tensor).hostBacked)
+      continue;
+    for (size_t k = 1; k < indices.size(); ++k)
+      if (plan.decisions[indices[k]].reuseHostCopy)
+        events.copyOf[indices[k]] = indices[k - 1];
+  }
+  return events;
+}
+
 SwappedGraph lms::applySwapPlan(const Graph &graph, const SwapPlan &plan) {
   SwappedGraph result;
   Graph &g = result.graph;
@@ -94,6 +135,7 @@ SwappedGraph lms::applySwapPlan(const Graph &graph, const SwapPlan &plan) {
   std::vector<TensorIndex> hostOf(numDecisions, -1), deviceOf(numDecisions, -1);
   result.decisionOps.assign(numDecisions, {-1, -1, -1});
   std::map<TensorIndex, std::vector<size_t>> byTensor = decisionsByTensor(plan);
+  SwapEvents events = swapEvents(graph, plan);
   for (auto &[tensor, indices] : byTensor) {
     const Tensor &t = graph.tensor(tensor);
     // A host-backed tensor is brought back from its host data (a global,
@@ -106,7 +148,7 @@ SwappedGraph lms::applySwapPlan(const Graph &graph, const SwapPlan &plan) {
       if (t.hostBacked && plan.decisions[i].reuseHostCopy)
         hostOf[i] = hostData;
       else if (plan.decisions[i].reuseHostCopy)
-        hostOf[i] = hostOf[indices[k - 1]];
+        hostOf[i] = hostOf[events.copyOf[i]];
       else
         hostOf[i] = g.addTensor(t.name + ".host", t.bytes, MemorySpace::Host);
       deviceOf[i] = g.addTensor(t.name + ".in", t.bytes, MemorySpace::Device);
@@ -130,44 +172,28 @@ SwappedGraph lms::applySwapPlan(const Graph &graph, const SwapPlan &plan) {
     return version;
   };
 
-  // Swap ops at each position, in order: swap-outs, waits, swap-ins.
+  // The swap ops at position p (before original op p; numOps: the end).
   OpIndex numOps = static_cast<OpIndex>(graph.numOps());
-  std::vector<std::vector<size_t>> outsAfter(numOps + 1),
-      waitsAfter(numOps + 1), insBefore(numOps + 1);
-  for (size_t i = 0; i < numDecisions; ++i) {
-    const SwapDecision &d = plan.decisions[i];
-    if (!d.reuseHostCopy) {
-      outsAfter[d.swapOutAfter + 1].push_back(i);
-      if (d.releaseAfter != d.swapOutAfter)
-        waitsAfter[d.releaseAfter + 1].push_back(i);
-    }
-    insBefore[d.swapInBefore].push_back(i);
-  }
-  auto byTensorIndex = [&](size_t a, size_t b) {
-    return plan.decisions[a].tensor < plan.decisions[b].tensor;
-  };
-  // Position p sits before original op p (p == numOps: at the end).
   auto emitPosition = [&](OpIndex p) {
-    std::sort(outsAfter[p].begin(), outsAfter[p].end(), byTensorIndex);
-    std::sort(waitsAfter[p].begin(), waitsAfter[p].end(), byTensorIndex);
-    std::sort(insBefore[p].begin(), insBefore[p].end(), byTensorIndex);
-    for (size_t i : outsAfter[p]) {
+    for (SwapEvent event : events.atPosition[p]) {
+      size_t i = event.decision;
       const SwapDecision &d = plan.decisions[i];
       TensorIndex source = versionAt(d.tensor, d.lastUse);
-      result.decisionOps[i].swapOut =
-          g.addOp("lms.swap_out", {source}, {hostOf[i]}, {}, OpKind::SwapOut);
-      result.originalOp.push_back(-1);
-    }
-    for (size_t i : waitsAfter[p]) {
-      const SwapDecision &d = plan.decisions[i];
-      TensorIndex source = versionAt(d.tensor, d.lastUse);
-      result.decisionOps[i].wait = g.addOp("lms.swap_wait", {hostOf[i], source},
-                                           {}, {}, OpKind::SwapWait);
-      result.originalOp.push_back(-1);
-    }
-    for (size_t i : insBefore[p]) {
-      result.decisionOps[i].swapIn = g.addOp("lms.swap_in", {hostOf[i]},
-                                             {deviceOf[i]}, {}, OpKind::SwapIn);
+      switch (event.kind) {
+      case OpKind::SwapOut:
+        result.decisionOps[i].swapOut =
+            g.addOp("lms.swap_out", {source}, {hostOf[i]}, {}, OpKind::SwapOut);
+        break;
+      case OpKind::SwapWait:
+        result.decisionOps[i].wait = g.addOp(
+            "lms.swap_wait", {hostOf[i], source}, {}, {}, OpKind::SwapWait);
+        break;
+      case OpKind::SwapIn:
+      case OpKind::Compute:
+        result.decisionOps[i].swapIn = g.addOp(
+            "lms.swap_in", {hostOf[i]}, {deviceOf[i]}, {}, OpKind::SwapIn);
+        break;
+      }
       result.originalOp.push_back(-1);
     }
   };

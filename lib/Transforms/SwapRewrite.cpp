@@ -38,36 +38,9 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
   OpIndex numOps = static_cast<OpIndex>(graph.getGraph().numOps());
   Block &block = *graph.getBlock();
 
-  // Ops at each position p (before original op p), as in applySwapPlan:
-  // swap-outs, then waits, then swap-ins, each by tensor index.
-  std::vector<std::vector<size_t>> outs(numOps), waits(numOps), ins(numOps);
-  for (size_t i = 0; i < numDecisions; ++i) {
-    const SwapDecision &d = decisions[i];
-    if (!d.reuseHostCopy) {
-      outs[d.swapOutAfter + 1].push_back(i);
-      if (d.releaseAfter != d.swapOutAfter)
-        waits[d.releaseAfter + 1].push_back(i);
-    }
-    ins[d.swapInBefore].push_back(i);
-  }
-  auto byTensor = [&](size_t a, size_t b) {
-    return decisions[a].tensor < decisions[b].tensor;
-  };
-  // For a reuse, the decision whose host copy it reads: the previous decision
-  // of the same tensor.
-  std::vector<size_t> previous(numDecisions, numDecisions);
-  {
-    std::map<TensorIndex, std::vector<size_t>> perTensor;
-    for (size_t i = 0; i < numDecisions; ++i)
-      perTensor[decisions[i].tensor].push_back(i);
-    for (auto &[t, list] : perTensor) {
-      std::sort(list.begin(), list.end(), [&](size_t a, size_t b) {
-        return decisions[a].lastUse < decisions[b].lastUse;
-      });
-      for (size_t k = 1; k < list.size(); ++k)
-        previous[list[k]] = list[k - 1];
-    }
-  }
+  // The swap ops at each position and the host copy each reuse reads, as
+  // the graph's rewrite (applySwapPlan) inserts them: one description.
+  ::lms::SwapEvents events = ::lms::swapEvents(graph.getGraph(), plan);
 
   // Where each op of the block stands before the rewrite: what re-derived
   // ops record (the position --lms-strip merges them back at).
@@ -84,26 +57,29 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
   std::vector<Value> handles(numDecisions);
   std::vector<Value> offloaded(numDecisions);
 
+  // A swap-in brings the value back for its next use: the plan never puts
+  // one after the last op.
+  assert(events.atPosition[numOps].empty() && "swap op after the last op");
   for (OpIndex p = 0; p < numOps; ++p) {
     Operation *anchor = graph.getInsertionAnchor(p);
     OpBuilder builder(anchor);
-    std::sort(outs[p].begin(), outs[p].end(), byTensor);
-    std::sort(waits[p].begin(), waits[p].end(), byTensor);
-    std::sort(ins[p].begin(), ins[p].end(), byTensor);
-    for (size_t i : outs[p]) {
+    for (::lms::SwapEvent event : events.atPosition[p]) {
+      size_t i = event.decision;
       const SwapDecision &d = decisions[i];
-      int id = candidates.valueAfterGap(d.tensor, d.lastUse, d.nextUse);
-      Value value = currentOf(candidates.getValue(id));
-      offloaded[i] = value;
-      auto type = cast<RankedTensorType>(value.getType());
-      Location loc = value.getLoc();
-      handles[i] = SwapOutOp::create(builder, loc, HostType::get(type), value)
-                       .getResult();
-    }
-    for (size_t i : waits[p])
-      SwapWaitOp::create(builder, handles[i].getLoc(), handles[i]);
-    for (size_t i : ins[p]) {
-      const SwapDecision &d = decisions[i];
+      if (event.kind == ::lms::OpKind::SwapOut) {
+        int id = candidates.valueAfterGap(d.tensor, d.lastUse, d.nextUse);
+        Value value = currentOf(candidates.getValue(id));
+        offloaded[i] = value;
+        auto type = cast<RankedTensorType>(value.getType());
+        Location loc = value.getLoc();
+        handles[i] = SwapOutOp::create(builder, loc, HostType::get(type), value)
+                         .getResult();
+        continue;
+      }
+      if (event.kind == ::lms::OpKind::SwapWait) {
+        SwapWaitOp::create(builder, handles[i].getLoc(), handles[i]);
+        continue;
+      }
       int id = candidates.valueAfterGap(d.tensor, d.lastUse, d.nextUse);
       Value original = candidates.getValue(id);
       Value value = currentOf(original);
@@ -146,7 +122,7 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
         fetched = recompute.getResult(0);
       } else {
         if (d.reuseHostCopy)
-          handles[i] = handles[previous[i]];
+          handles[i] = handles[events.copyOf[i]];
         fetched = SwapInOp::create(builder, anchor->getLoc(), value.getType(),
                                    handles[i])
                       .getResult();

@@ -58,11 +58,33 @@ struct SwapPlan {
   std::vector<SwapDecision> decisions;
 };
 
+/// One swap op that a plan inserts: its kind and its decision.
+struct SwapEvent {
+  OpKind kind = OpKind::SwapOut; ///< SwapOut, SwapWait or SwapIn
+  size_t decision = 0;
+};
+
+/// Where and in which order a plan's swap ops go, and which host copy each
+/// swap-in reads: the one description that both rewrites of a plan (the
+/// graph's, applySwapPlan, and the IR's, rewriteWithSwaps) carry out.
+struct SwapEvents {
+  /// Per position p (before original op p; numOps: after the last op):
+  /// swap-outs, then waits, then swap-ins, each kind by tensor index. A
+  /// decision that reuses a host copy has no swap-out and no wait.
+  std::vector<std::vector<SwapEvent>> atPosition;
+  /// Per decision that reuses a host copy: the decision that made the copy
+  /// (the previous decision of its tensor); the number of decisions for the
+  /// others, and for a host-backed tensor (its host data is the copy).
+  std::vector<size_t> copyOf;
+};
+
+/// The events of a (verified) plan on a graph.
+SwapEvents swapEvents(const Graph &graph, const SwapPlan &plan);
+
 /// The graph after the rewrite: the original ops in order with SwapOut,
-/// SwapWait and SwapIn ops inserted. Order at a position between two ops:
-/// swap-outs, then waits, then swap-ins (by tensor index within a kind). The
-/// uses of a swapped tensor from `nextUse` until the next decision's
-/// `nextUse` read the swapped-in tensor.
+/// SwapWait and SwapIn ops inserted where swapEvents puts them. The uses of
+/// a swapped tensor from `nextUse` until the next decision's `nextUse` read
+/// the swapped-in tensor.
 struct SwappedGraph {
   Graph graph;
   /// For each op of `graph`: the original op index, or -1 for a swap op.
