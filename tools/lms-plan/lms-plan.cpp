@@ -178,6 +178,17 @@ int main(int argc, char **argv) {
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "lms-plan: memory planners on graph files (Checkmate/Moccasin schema)\n");
+  // The method's name is checked before any work (the graph, the budget).
+  std::optional<RematMethod> namedMethod;
+  if (!method.empty()) {
+    namedMethod = parseRematMethod(method);
+    if (!namedMethod) {
+      llvm::errs() << "lms-plan: error: unknown method '" << method
+                   << "': expected checkpoint-all, chen-sqrt, chen-greedy, "
+                      "heuristic, dtr, exact or moccasin\n";
+      return 1;
+    }
+  }
   llvm::Expected<GraphFile> file = readGraphFile(graphPath);
   if (!file)
     return fail(llvm::toString(file.takeError()));
@@ -306,14 +317,15 @@ int main(int argc, char **argv) {
 
   if (!budget)
     return fail("--budget is required to plan");
-  std::string chosen = method;
-  if (chosen.empty())
-    chosen = g.numOps() <= 120 && haveExactSolver() ? "exact" : "heuristic";
+  RematMethod chosenMethod = namedMethod.value_or(
+      g.numOps() <= 120 && haveExactSolver() ? RematMethod::Exact
+                                             : RematMethod::Heuristic);
+  std::string chosen = rematMethodName(chosenMethod).str();
   RematOptions options;
   // The heuristics stop on work (reproducible); a time limit is a cap.
   if (timeLimit >= 0)
     options.timeLimitSeconds = timeLimit.getValue();
-  else if (chosen == "exact")
+  else if (chosenMethod == RematMethod::Exact)
     options.timeLimitSeconds = 60;
   options.searchIterations = iterations;
   options.seed = seed;
@@ -344,11 +356,6 @@ int main(int argc, char **argv) {
                               *budget, lower,
                               static_cast<double>(lower) / referencePeak,
                               referencePeak));
-  std::optional<RematMethod> parsedMethod = parseRematMethod(chosen);
-  if (!parsedMethod)
-    return fail("unknown method '" + chosen +
-                "': expected checkpoint-all, chen-sqrt, chen-greedy, "
-                "heuristic, dtr, exact or moccasin");
   // One order's plan (and its arena fit); plans of a reordered graph name
   // its ops by position: they are mapped back.
   struct Outcome {
@@ -369,7 +376,7 @@ int main(int argc, char **argv) {
         orderOptions.backwardOps[k] = file->backward[op];
     auto planAt = [&](uint64_t target) -> llvm::Expected<RematResult> {
       llvm::Expected<RematResult> r =
-          planRemat(planned, target, *parsedMethod, orderOptions);
+          planRemat(planned, target, chosenMethod, orderOptions);
       if (r && !order.empty())
         for (Step &step : r->plan)
           if (step.kind == Step::Compute)
