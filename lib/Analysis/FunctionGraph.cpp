@@ -302,7 +302,8 @@ private:
   DataLayout layout;
   /// Per op: the in-place decision of each operand (1 in place, 0 a copy,
   /// -1 not a tensor operand), where bufferization's analysis made one.
-  InPlaceDecisions inPlaceOperands;
+  /// Shared with the module-wide cache (a build does not copy them).
+  std::shared_ptr<const InPlaceDecisions> inPlaceOperands;
   DenseMap<Type, std::optional<uint64_t>> typeBytes;
   /// Callee summaries: the options' cache when they have one, else this
   /// builder's own.
@@ -419,7 +420,7 @@ struct DecisionCache {
   std::mutex mutex;
   Operation *module = nullptr;
   llvm::hash_code hash = 0;
-  InPlaceDecisions decisions;
+  std::shared_ptr<const InPlaceDecisions> decisions;
 };
 DecisionCache &decisionCache() {
   static DecisionCache cache;
@@ -453,7 +454,8 @@ void GraphBuilder::analyzeInPlace(Operation *scope) {
     for (auto func : module.getOps<FunctionOpInterface>())
       if (!func.isExternal())
         functions.push_back(func);
-    cache.decisions = getBufferizationDecisions(module, functions);
+    cache.decisions = std::make_shared<const InPlaceDecisions>(
+        getBufferizationDecisions(module, functions));
     cache.module = module.getOperation();
     cache.hash = hash;
   }
@@ -461,8 +463,10 @@ void GraphBuilder::analyzeInPlace(Operation *scope) {
 }
 
 std::optional<bool> GraphBuilder::bufferizesInPlace(OpOperand &operand) const {
-  auto it = inPlaceOperands.find(operand.getOwner());
-  if (it == inPlaceOperands.end() ||
+  if (!inPlaceOperands)
+    return std::nullopt;
+  auto it = inPlaceOperands->find(operand.getOwner());
+  if (it == inPlaceOperands->end() ||
       operand.getOperandNumber() >= it->second.size() ||
       it->second[operand.getOperandNumber()] < 0)
     return std::nullopt;

@@ -60,6 +60,8 @@ struct LMSInsertSwapsPass
       return signalPassFailure();
     }
     knobs.hostLimit = *hostLimit;
+    // Callees first: each callee is summarized once, after its rewrite.
+    context->graphOptions.callSummaries = makeCalleesFirstCache(module);
 
     bool failedAny = false;
     for (FunctionOpInterface func : functionsCalleesFirst(module))

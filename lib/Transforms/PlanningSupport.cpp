@@ -12,7 +12,9 @@
 #include "LMS/Graph/Units.h"
 #include "LMS/Transforms/GlobalOptions.h"
 #include "LMS/Transforms/Strip.h"
+#include <functional>
 #include <limits>
+#include <utility>
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -46,6 +48,34 @@ mlir::lms::functionsCalleesFirst(ModuleOp module) {
     if (!func.isExternal())
       visit(func);
   return order;
+}
+
+std::shared_ptr<CallSummaryCache>
+mlir::lms::makeCalleesFirstCache(ModuleOp module) {
+  // A depth-first walk of the call graph: a call to a function still on
+  // the walk's path closes a cycle.
+  DenseMap<Operation *, bool> onPath; // false once finished
+  SymbolTableCollection symbols;
+  bool cycle = false;
+  std::function<void(FunctionOpInterface)> visit =
+      [&](FunctionOpInterface func) {
+        auto [it, fresh] = onPath.try_emplace(func.getOperation(), true);
+        if (!fresh) {
+          cycle |= it->second;
+          return;
+        }
+        func.walk([&](CallOpInterface call) {
+          if (auto callee = dyn_cast_or_null<FunctionOpInterface>(
+                  call.resolveCallableInTable(&symbols)))
+            if (!callee.isExternal())
+              visit(callee);
+        });
+        onPath[func.getOperation()] = false;
+      };
+  for (auto func : module.getOps<FunctionOpInterface>())
+    if (!func.isExternal())
+      visit(func);
+  return cycle ? nullptr : makeCallSummaryCache();
 }
 
 /// The peak of `func` without LMS ops: of a stripped copy when it has some.
@@ -322,6 +352,11 @@ mlir::lms::resolvePlanningContext(Operation *scope, uint64_t alignment,
     llvm::consumeError(size.takeError());
     return context;
   }
+  // The module does not change from here to the end of this function: the
+  // builds share one cache of callee summaries (each callee summarized
+  // once, not once per caller above it).
+  std::shared_ptr<CallSummaryCache> ownCache =
+      std::exchange(context.graphOptions.callSummaries, makeCallSummaryCache());
   if (size->isPercent) {
     FailureOr<uint64_t> peak = programPeak(module, context.graphOptions);
     if (failed(peak))
@@ -331,6 +366,7 @@ mlir::lms::resolvePlanningContext(Operation *scope, uint64_t alignment,
   }
   if (failed(computeCallSiteBudgets(module, context)))
     return failure();
+  context.graphOptions.callSummaries = std::move(ownCache);
   return context;
 }
 

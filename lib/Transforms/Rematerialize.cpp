@@ -383,6 +383,8 @@ struct LMSRematerializePass
     if (failed(context))
       return signalPassFailure();
     context->graphOptions.arena = arena;
+    // Callees first: each callee is summarized once, after its rewrite.
+    context->graphOptions.callSummaries = makeCalleesFirstCache(module);
 
     bool failedAny = false;
     for (FunctionOpInterface func : functionsCalleesFirst(module))

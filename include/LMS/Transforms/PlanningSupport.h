@@ -112,6 +112,14 @@ FailureOr<uint64_t> resolveFunctionBudget(FunctionOpInterface func,
 /// that a caller is planned with its callees' final peaks).
 SmallVector<FunctionOpInterface> functionsCalleesFirst(ModuleOp module);
 
+/// For a pass that plans and rewrites the functions of `module` in the order
+/// of functionsCalleesFirst, each only while it is planned: a cache of
+/// callee summaries valid for the whole loop, since a callee is summarized
+/// only by its callers' builds, after its own rewrite. Null when functions
+/// call each other in a cycle (a callee may then be summarized before it is
+/// rewritten): each build then summarizes its callees.
+std::shared_ptr<CallSummaryCache> makeCalleesFirstCache(ModuleOp module);
+
 /// The budget of `func` in bytes: its `lms.budget` attribute, else `option`
 /// (a pass option or --lms-budget), else the device's capacity. Percentages
 /// are of the function's peak without LMS ops. Emits an error and fails on a
