@@ -9,6 +9,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -52,6 +53,7 @@ static void addCopies(OpPassManager &pm, bool computeOnGPU,
   ConvertLMSToGPUOptions toGPU;
   toGPU.copyHostCallOperands = computeOnGPU;
   pm.addPass(createConvertLMSToGPU(toGPU));
+  pm.addPass(createLMSMemRefToGPU());
   if (!arena.enabled)
     return;
   LMSCarveArenaOptions carve;
@@ -101,6 +103,43 @@ static void addHostLowering(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+namespace {
+/// Drops the compile times that the NVVM serializer records in each
+/// `gpu.object`'s properties (`LLVMIRToISATimeInMs`, `ISAToBinaryTimeInMs`),
+/// so that the same input gives the same output on any machine under any
+/// load.
+struct DropCompileTimesPass
+    : public PassWrapper<DropCompileTimesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DropCompileTimesPass)
+  StringRef getArgument() const override { return "lms-drop-compile-times"; }
+  StringRef getDescription() const override {
+    return "Drop the compile times recorded in gpu.object properties";
+  }
+  void runOnOperation() override {
+    getOperation().walk([](gpu::BinaryOp binary) {
+      SmallVector<Attribute> objects;
+      for (Attribute attr : binary.getObjects()) {
+        auto object = dyn_cast<gpu::ObjectAttr>(attr);
+        DictionaryAttr properties = object ? object.getProperties() : nullptr;
+        if (!properties) {
+          objects.push_back(attr);
+          continue;
+        }
+        SmallVector<NamedAttribute> kept;
+        for (NamedAttribute property : properties)
+          if (!property.getName().getValue().ends_with("TimeInMs"))
+            kept.push_back(property);
+        objects.push_back(gpu::ObjectAttr::get(
+            object.getContext(), object.getTarget(), object.getFormat(),
+            object.getObject(), DictionaryAttr::get(object.getContext(), kept),
+            object.getKernels()));
+      }
+      binary.setObjectsAttr(ArrayAttr::get(binary.getContext(), objects));
+    });
+  }
+};
+} // namespace
+
 /// Compute in GPU kernels: linalg to parallel loops to gpu.launch before the
 /// lms ops are lowered, so that a kernel reading a swapped-in buffer waits
 /// for the copy on its own stream; then upstream's NVVM pipeline.
@@ -120,6 +159,7 @@ static void addGPULowering(OpPassManager &pm, const std::string &chip,
   nvvm.cubinFeatures = features;
   nvvm.cubinFormat = format;
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  pm.addPass(std::make_unique<DropCompileTimesPass>());
 }
 
 void mlir::lms::buildLMSPipeline(OpPassManager &pm,
@@ -213,13 +253,15 @@ void mlir::lms::registerLMSPipelines() {
       "lms-host-pipeline",
       "From tensors to LLVM with compute on the CPU and device memory through "
       "the LMS runtime: [swap planning], recompute inlining, one-shot "
-      "bufferization, --lms-deallocate, --convert-lms-to-gpu, lowering to LLVM",
+      "bufferization, --lms-deallocate, --convert-lms-to-gpu, "
+      "--lms-memref-to-gpu, lowering to LLVM",
       buildLMSHostPipeline);
   PassPipelineRegistration<LMSGPUPipelineOptions>(
       "lms-gpu-pipeline",
       "From tensors to LLVM with compute in GPU kernels (NVVM): [swap "
       "planning], recompute inlining, one-shot bufferization, "
-      "--lms-deallocate, --convert-lms-to-gpu, parallel loops to kernels, "
+      "--lms-deallocate, --convert-lms-to-gpu, --lms-memref-to-gpu, parallel "
+      "loops to kernels, "
       "gpu-lower-to-nvvm-pipeline",
       buildLMSGPUPipeline);
 }

@@ -6,14 +6,11 @@
 include "mlir/Pass/PassBase.td"
 
 def ConvertLMSToGPU : Pass<"convert-lms-to-gpu", "ModuleOp"> {
-  let summary = "Lower bufferized lms ops and device buffers to the GPU "
-                "dialect's async copies";
+  let summary = "Lower bufferized lms ops to the GPU dialect's async copies";
   let description = [{
-    On bufferized IR (after `--lms-deallocate`):
+    On bufferized IR (after `--lms-deallocate`), before
+    `--lms-memref-to-gpu` (which makes the other buffers device memory):
 
-    * every `memref.alloc` is a device buffer: `gpu.alloc async` on a fresh
-      stream, and `memref.dealloc` a `gpu.dealloc async`, each followed by
-      `gpu.wait` (the host continues once the memory is held or released);
     * `lms.swap_out %buf` allocates a host staging buffer
       (`gpu.alloc host_shared`, served from the runtime's pinned pool) and
       starts a device-to-host `gpu.memcpy async` on a stream of its own;
@@ -77,11 +74,50 @@ def ConvertLMSToGPU : Pass<"convert-lms-to-gpu", "ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def LMSMemRefToGPU : Pass<"lms-memref-to-gpu", "ModuleOp"> {
+  let summary = "Make the buffers of the default memory space device memory "
+                "(GPU dialect allocations and copies)";
+  let description = [{
+    After `--convert-lms-to-gpu` (the lowering of the lms ops, whose swap-in
+    buffers are already device allocations), on bufferized IR:
+
+    * every `memref.alloc` of the default memory space is a device buffer:
+      `gpu.alloc async` on a fresh stream, and `memref.dealloc` a
+      `gpu.dealloc async`, each followed by `gpu.wait` (the host continues
+      once the memory is held or released, so that the bytes are held
+      exactly where the analyses count them);
+    * a `memref.copy` between a global (host data: a constant that
+      `--lms-upload-constants` uploads, or a variable) and a device buffer is
+      a `gpu.memcpy async` followed by `gpu.wait`.
+
+    Buffers with a memory space are left alone. Example:
+
+    ```mlir
+    %b = memref.alloc() : memref<16xf32>
+    memref.dealloc %b : memref<16xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %0 = gpu.wait async
+    %b, %1 = gpu.alloc async [%0] () : memref<16xf32>
+    gpu.wait [%1]
+    %2 = gpu.wait async
+    %3 = gpu.dealloc async [%2] %b : memref<16xf32>
+    gpu.wait [%3]
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def LMSCarveArena : Pass<"lms-carve-arena", "ModuleOp"> {
   let summary = "Carve a function's device buffers out of one arena at "
                 "planned offsets";
   let description = [{
-    On the output of `--convert-lms-to-gpu`: the device buffers a function
+    On the output of `--convert-lms-to-gpu` and `--lms-memref-to-gpu`: the
+    device buffers a function
     allocates and frees in its body (`gpu.alloc` without `host_shared`, of
     static shape, with one `gpu.dealloc` in the same block, neither returned
     nor passed to a function of the module, which may free it) are placed

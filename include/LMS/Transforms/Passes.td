@@ -655,7 +655,7 @@ def LMSUploadConstants : Pass<"lms-upload-constants"> {
     is a splat: a splat is refilled on the device, not copied), placed right
     before the first op of the block that uses the global, and every use
     reads the copy. `--lms-deallocate` then frees the copy after its last
-    use and `--convert-lms-to-gpu` turns the copy from the global into a
+    use and `--lms-memref-to-gpu` turns the copy from the global into a
     host-to-device `gpu.memcpy`.
 
     This is where the memory analyses count a constant: from right before

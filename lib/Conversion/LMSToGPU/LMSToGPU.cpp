@@ -1,6 +1,7 @@
-//===- LMSToGPU.cpp - lms ops and device buffers to GPU async copies ------===//
+//===- LMSToGPU.cpp - lms ops to GPU async copies -------------------------===//
 //
-// The --convert-lms-to-gpu pass; see Passes.td for what it emits. It walks
+// The --convert-lms-to-gpu pass; see Passes.td for what it emits (the
+// device buffers themselves are --lms-memref-to-gpu's). It walks
 // each block in order, so that the state of every host handle (its staging
 // buffer, the token of its copy-out, whether the release has happened) is
 // known when its users are reached.
@@ -9,6 +10,7 @@
 
 #include "LMS/Conversion/Passes.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
+#include "Streams.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -40,23 +42,6 @@ struct Handle {
   unsigned swapInsLeft = 0;
 };
 
-Type tokenType(OpBuilder &b) {
-  return gpu::AsyncTokenType::get(b.getContext());
-}
-
-/// A fresh stream, optionally ordered after `dependency`.
-Value newStream(OpBuilder &b, Location loc, Value dependency = {}) {
-  SmallVector<Value> deps;
-  if (dependency)
-    deps.push_back(dependency);
-  return gpu::WaitOp::create(b, loc, tokenType(b), deps).getAsyncToken();
-}
-
-/// Blocks the host until `token`'s stream is done.
-void hostWait(OpBuilder &b, Location loc, Value token) {
-  gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
-}
-
 /// The dynamic sizes of `buffer`, for allocating one of the same shape.
 SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
@@ -65,16 +50,6 @@ SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, Value buffer) {
     if (type.isDynamicDim(dim))
       sizes.push_back(memref::DimOp::create(b, loc, buffer, dim));
   return sizes;
-}
-
-/// The allocation a (possibly viewed) buffer comes from.
-Value rootBuffer(Value buffer) {
-  while (auto view = buffer.getDefiningOp<ViewLikeOpInterface>()) {
-    if (!view.getViewSource())
-      break;
-    buffer = view.getViewSource();
-  }
-  return buffer;
 }
 
 struct ConvertLMSToGPUPass
@@ -101,26 +76,7 @@ struct ConvertLMSToGPUPass
         continue;
       OpBuilder b(op);
       Location loc = op->getLoc();
-      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
-        if (alloc.getType().getMemorySpace())
-          continue;
-        Value stream = newStream(b, loc);
-        auto device = gpu::AllocOp::create(
-            b, loc, alloc.getType(), tokenType(b), ValueRange{stream},
-            alloc.getDynamicSizes(), alloc.getSymbolOperands(),
-            /*hostShared=*/false);
-        hostWait(b, loc, device.getAsyncToken());
-        alloc.replaceAllUsesWith(device.getMemref());
-        alloc.erase();
-      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-        if (dealloc.getMemref().getType().getMemorySpace())
-          continue;
-        Value stream = newStream(b, loc);
-        auto free = gpu::DeallocOp::create(
-            b, loc, tokenType(b), ValueRange{stream}, dealloc.getMemref());
-        hostWait(b, loc, free.getAsyncToken());
-        dealloc.erase();
-      } else if (auto swapOut = dyn_cast<SwapOutOp>(op)) {
+      if (auto swapOut = dyn_cast<SwapOutOp>(op)) {
         if (failed(lowerSwapOut(swapOut, handles)))
           return failure();
       } else if (auto wait = dyn_cast<SwapWaitOp>(op)) {
@@ -132,24 +88,6 @@ struct ConvertLMSToGPUPass
       } else if (auto swapIn = dyn_cast<SwapInOp>(op)) {
         if (failed(lowerSwapIn(swapIn, handles)))
           return failure();
-      } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-        // The upload of a constant (--lms-upload-constants): host global to
-        // device buffer; or the store of a device buffer into a global.
-        auto isGlobal = [](Value buffer) {
-          return isa_and_nonnull<memref::GetGlobalOp>(
-              rootBuffer(buffer).getDefiningOp());
-        };
-        if (isGlobal(copy.getSource()) == isGlobal(copy.getTarget()) ||
-            cast<BaseMemRefType>(copy.getTarget().getType()).getMemorySpace() ||
-            cast<BaseMemRefType>(copy.getSource().getType()).getMemorySpace())
-          continue;
-        Value stream = newStream(b, loc);
-        Value token =
-            gpu::MemcpyOp::create(b, loc, tokenType(b), ValueRange{stream},
-                                  copy.getTarget(), copy.getSource())
-                .getAsyncToken();
-        hostWait(b, loc, token);
-        copy.erase();
       } else if (auto call = dyn_cast<func::CallOp>(op)) {
         if (copyHostCallOperands && failed(copyOperandsToHost(call)))
           return failure();

@@ -1,4 +1,4 @@
-// RUN: lms-opt %s --convert-lms-to-gpu -split-input-file -verify-diagnostics -allow-unregistered-dialect | FileCheck %s
+// RUN: lms-opt %s --convert-lms-to-gpu --lms-memref-to-gpu -split-input-file -verify-diagnostics -allow-unregistered-dialect | FileCheck %s
 
 // COM: Device buffers become stream-ordered GPU allocations the host waits
 // COM: for; a swap-out copies to a pinned staging buffer on its own stream;
