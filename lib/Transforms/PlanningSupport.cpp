@@ -27,41 +27,25 @@ using namespace mlir::lms;
 using ::lms::OpIndex;
 using ::lms::TensorIndex;
 
-SmallVector<FunctionOpInterface>
-mlir::lms::functionsCalleesFirst(ModuleOp module) {
+namespace {
+/// The functions of a module with a body, callees before their callers (a
+/// depth-first walk of the call graph), and whether a call closes a cycle
+/// (it reaches a function still on the walk's path).
+struct CallGraphOrder {
   SmallVector<FunctionOpInterface> order;
-  DenseSet<Operation *> visited;
-  SymbolTableCollection symbols;
-  std::function<void(FunctionOpInterface)> visit =
-      [&](FunctionOpInterface func) {
-        if (!visited.insert(func).second)
-          return;
-        func.walk([&](CallOpInterface call) {
-          if (auto callee = dyn_cast_or_null<FunctionOpInterface>(
-                  call.resolveCallableInTable(&symbols)))
-            if (!callee.isExternal())
-              visit(callee);
-        });
-        order.push_back(func);
-      };
-  for (auto func : module.getOps<FunctionOpInterface>())
-    if (!func.isExternal())
-      visit(func);
-  return order;
-}
+  bool cycle = false;
+};
+} // namespace
 
-std::shared_ptr<CallSummaryCache>
-mlir::lms::makeCalleesFirstCache(ModuleOp module) {
-  // A depth-first walk of the call graph: a call to a function still on
-  // the walk's path closes a cycle.
+static CallGraphOrder orderCallGraph(ModuleOp module) {
+  CallGraphOrder result;
   DenseMap<Operation *, bool> onPath; // false once finished
   SymbolTableCollection symbols;
-  bool cycle = false;
   std::function<void(FunctionOpInterface)> visit =
       [&](FunctionOpInterface func) {
         auto [it, fresh] = onPath.try_emplace(func.getOperation(), true);
         if (!fresh) {
-          cycle |= it->second;
+          result.cycle |= it->second;
           return;
         }
         func.walk([&](CallOpInterface call) {
@@ -71,11 +55,22 @@ mlir::lms::makeCalleesFirstCache(ModuleOp module) {
               visit(callee);
         });
         onPath[func.getOperation()] = false;
+        result.order.push_back(func);
       };
   for (auto func : module.getOps<FunctionOpInterface>())
     if (!func.isExternal())
       visit(func);
-  return cycle ? nullptr : makeCallSummaryCache();
+  return result;
+}
+
+SmallVector<FunctionOpInterface>
+mlir::lms::functionsCalleesFirst(ModuleOp module) {
+  return orderCallGraph(module).order;
+}
+
+std::shared_ptr<CallSummaryCache>
+mlir::lms::makeCalleesFirstCache(ModuleOp module) {
+  return orderCallGraph(module).cycle ? nullptr : makeCallSummaryCache();
 }
 
 /// The peak of `func` without LMS ops: of a stripped copy when it has some.
