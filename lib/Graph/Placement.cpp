@@ -912,3 +912,17 @@ lms::arenaNeed(const Graph &graph, const Plan &plan,
   need.arenaBytes = std::max<uint64_t>(placed->arenaBytes, 1);
   return need;
 }
+
+Graph lms::reserveOwnAllocations(const Graph &graph,
+                                 llvm::ArrayRef<uint8_t> ownAllocation,
+                                 uint64_t ownPeakBytes) {
+  Graph reserved = graph;
+  for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors()); ++t)
+    if (t < static_cast<TensorIndex>(ownAllocation.size()) &&
+        ownAllocation[t] && graph.tensor(t).space == MemorySpace::Device)
+      reserved.setBytes(t, 0);
+  TensorIndex all =
+      reserved.addTensor("allocations of their own", ownPeakBytes);
+  reserved.setLiveOut(all);
+  return reserved;
+}

@@ -3,6 +3,7 @@
 #include "LMS/Transforms/FunctionPlanning.h"
 #include "LMS/Analysis/SwapCandidates.h"
 #include "LMS/Graph/Memory.h"
+#include "LMS/Graph/Placement.h"
 #include "LMS/Graph/Remat.h"
 #include "LMS/Graph/Swap.h"
 #include "LMS/Graph/Units.h"
@@ -176,6 +177,8 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
   // guarantee.
   int kAttempts = graphOptions.arena ? 8 : 4;
   uint64_t target = limit;
+  // The target of the last plan the planner made.
+  uint64_t plannedTarget = limit;
   for (int attempt = 0;; ++attempt) {
     bool last = attempt + 1 == kAttempts;
     FailureOr<FunctionGraph> graph = FunctionGraph::build(func, graphOptions);
@@ -185,12 +188,31 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
       return stats;
 
     SwapCandidates candidates(*graph);
+    // With an arena, the budget bounds the arena plus the allocations of
+    // their own (arguments, results, buffers crossing calls), which the
+    // lowering holds apart: offloading one of those frees nothing the arena
+    // can use, and the arena must leave room for their peak all along. The
+    // plan is made on a graph that says so (reserveOwnAllocations).
+    const ::lms::Graph *planned = &graph->getGraph();
+    std::optional<::lms::Graph> reserved;
+    std::vector<uint8_t> own;
+    uint64_t ownPeak = 0;
+    if (graphOptions.arena) {
+      OwnAllocations allocations = ownAllocations(*graph, graphOptions);
+      reserved = ::lms::reserveOwnAllocations(
+          graph->getGraph(), allocations.own, allocations.peakBytes);
+      own = std::move(allocations.own);
+      ownPeak = allocations.peakBytes;
+      planned = &*reserved;
+    }
     ::lms::SwapOptions options;
     options.swapoutThreshold = knobs.swapoutThreshold;
     options.swapinAhead = knobs.swapinAhead;
     options.swapinGroupby = knobs.swapinGroupby;
     options.valueAfterGap = [&](::lms::TensorIndex t, ::lms::OpIndex a,
                                 ::lms::OpIndex b) {
+      if (reserved && (static_cast<size_t>(t) >= own.size() || own[t]))
+        return -1;
       return candidates.valueAfterGap(t, a, b);
     };
     options.canReuseAfter = [&](::lms::TensorIndex t, ::lms::OpIndex a) {
@@ -200,9 +222,16 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
     ::lms::Infeasible infeasible;
     StringRef planner = ::lms::swapMethodName(knobs.planner);
     llvm::Expected<::lms::SwapResult> result = ::lms::planSwapsWith(
-        knobs.planner, graph->getGraph(), spec, target, options, &infeasible);
+        knobs.planner, *planned, spec, target, options, &infeasible);
     if (!result) {
       std::string message = llvm::toString(result.takeError());
+      // The target was lowered past what offloading can reach: try that
+      // floor itself, when no plan for it was tried yet.
+      if (attempt > 0 && !last && infeasible.smallestBudget > target &&
+          infeasible.smallestBudget < plannedTarget) {
+        target = infeasible.smallestBudget;
+        continue;
+      }
       // A replan found nothing: say why the plans before fell short.
       if (attempt > 0)
         return emitError(func.getLoc())
@@ -219,7 +248,9 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
                << ", and no plan with a margin for that fits: " << message;
       if (knobs.planner == ::lms::SwapMethod::LMS &&
           infeasible.smallestBudget > 0) {
-        (void)reportInfeasible(func, *graph, target, infeasible);
+        (void)reportInfeasible(func, *graph, target, infeasible,
+                               reserved ? std::optional<uint64_t>(ownPeak)
+                                        : std::nullopt);
         return failure();
       }
       return emitError(func.getLoc())
@@ -244,6 +275,7 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
              << " bytes); raise host-budget (or --lms-host-budget), or let "
                 "--lms-plan recompute instead of offloading";
 
+    plannedTarget = target;
     Operation *backup = nullptr;
     FailureOr<uint64_t> peakAfter = rewriteAndMeasure(
         func, graphOptions, !last || graphOptions.arena, backup,
@@ -313,10 +345,28 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
                        [&](::lms::OpIndex op) { return kept[op] != 0; }))
         rg.graph.op(k).recomputable = false;
   };
+  // With an arena, the plan is made on a graph whose budget bounds the
+  // arena plus the allocations of their own at their peak (as for swaps:
+  // insertSwapsInFunction). Those are the arguments, results and buffers
+  // crossing calls; recomputing one frees nothing the arena can use.
+  auto reserve = [&](RematGraph &rg) {
+    if (!graphOptions.arena)
+      return;
+    OwnAllocations allocations = ownAllocations(*graph, graphOptions);
+    for (::lms::OpIndex k = 0;
+         k < static_cast<::lms::OpIndex>(rg.graph.numOps()); ++k)
+      for (::lms::TensorIndex t : rg.graph.op(k).outputs)
+        if (static_cast<size_t>(t) < allocations.own.size() &&
+            allocations.own[t])
+          rg.graph.op(k).recomputable = false;
+    rg.graph = ::lms::reserveOwnAllocations(rg.graph, allocations.own,
+                                            allocations.peakBytes);
+  };
   FailureOr<RematGraph> rg = RematGraph::build(*graph, spec);
   if (failed(rg))
     return failure();
   keep(*rg);
+  reserve(*rg);
   uint64_t lower = ::lms::rematLowerBound(rg->graph);
   if (limit < lower) {
     // Name the constraint that binds: the arguments at entry, or one op.
@@ -433,6 +483,7 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
     if (failed(rg))
       return failure();
     keep(*rg);
+    reserve(*rg);
     ++stats.replans;
   }
   if (failed(checkFits(func, graphOptions, limit, result->peakBytes,

@@ -119,10 +119,9 @@ FailureOr<uint64_t> mlir::lms::resolveBudgetBytes(
   return (*size)->resolve(*peak);
 }
 
-LogicalResult mlir::lms::reportInfeasible(FunctionOpInterface func,
-                                          const FunctionGraph &graph,
-                                          uint64_t budget,
-                                          const ::lms::Infeasible &infeasible) {
+LogicalResult mlir::lms::reportInfeasible(
+    FunctionOpInterface func, const FunctionGraph &graph, uint64_t budget,
+    const ::lms::Infeasible &infeasible, std::optional<uint64_t> ownPeakBytes) {
   Operation *at =
       infeasible.op >= 0 ? graph.getOp(infeasible.op) : func.getOperation();
   InFlightDiagnostic diag = emitError(at->getLoc());
@@ -134,6 +133,14 @@ LogicalResult mlir::lms::reportInfeasible(FunctionOpInterface func,
     diag << "of this op: " << infeasible.reason;
   else
     diag << "of @" << func.getName() << ": " << infeasible.reason;
+  if (ownPeakBytes)
+    diag.attachNote(func.getLoc())
+        << "with arena=true the budget holds the arena and, beside it, "
+        << ::lms::formatBytes(*ownPeakBytes) << " (" << *ownPeakBytes
+        << " bytes) of @" << func.getName()
+        << "'s arguments, results and buffers that cross calls (allocations "
+           "of their own, at their peak), counted as tensors that cannot be "
+           "offloaded";
   return diag;
 }
 
@@ -156,6 +163,8 @@ public:
     ::lms::ArenaNeed need;
     /// What a caller counts for a call (FunctionGraph::getBoundaryBytes).
     uint64_t boundaryBytes = 0;
+    /// Per tensor: whether the lowering makes it an allocation of its own.
+    std::vector<uint8_t> own;
   };
 
   /// The model of `fg`'s function: its callees' first, callees first, each
@@ -226,6 +235,7 @@ private:
       result.need = *need;
     }
     result.boundaryBytes = fg.getBoundaryBytes();
+    result.own = std::move(crossing);
     return result;
   }
 
@@ -303,6 +313,13 @@ uint64_t BudgetedBytes::operator()(const FunctionGraph &graph) {
                                    ::lms::EvalOptions{/*recordSteps=*/false})
         .peakBytes;
   return model->of(graph).need.totalBytes();
+}
+
+OwnAllocations mlir::lms::ownAllocations(const FunctionGraph &graph,
+                                         const GraphOptions &options) {
+  ArenaModel model(options);
+  ArenaModel::Result result = model.of(graph);
+  return OwnAllocations{std::move(result.own), result.need.ownPeakBytes};
 }
 
 uint64_t mlir::lms::budgetedBytes(const FunctionGraph &graph,

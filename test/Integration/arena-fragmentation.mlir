@@ -59,6 +59,21 @@
 // RUN: diff %t.mlp.plain.out %t.mlp.swapped.out
 // RUN: lms-opt %t.mlp.swapped.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.mlp.swapped.report.json
 // RUN: %check_stats %t.mlp.swapped.json --analysis %t.mlp.swapped.report.json --arena --no-leaks --min-h2d 1 | FileCheck %s --check-prefix=MLP
+// COM: And at 86016 bytes, the smallest budget offloading reaches with the
+// COM: arena and the arguments and results beside it (the plan holds their
+// COM: peak all along and never offloads them; before, plans offloaded
+// COM: arguments, which frees nothing the arena can use, and no budget
+// COM: below 89000 fit). The measured high-water mark is the analysed one
+// COM: and within the budget. (The device counts bytes here: on a 86016-byte
+// COM: first-fit device the arguments, results and the arena, allocations
+// COM: apart, leave no 16 KiB block for a result: only what the function
+// COM: allocates itself is placed.)
+// RUN: lms-opt %t.mlp.mlir --lms-insert-swaps="budget=86016 alignment=256 arena=true" -o %t.mlp.tight.mlir
+// RUN: lms-opt %t.mlp.tight.mlir --lms-host-pipeline="arena=true" -o %t.mlp.tight.ll.mlir
+// RUN: env LMS_RUNTIME=emulated LMS_DEVICE_BYTES=86016 LMS_RUNTIME_STATS=%t.mlp.tight.json mlir-runner %t.mlp.tight.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.mlp.tight.out
+// RUN: diff %t.mlp.plain.out %t.mlp.tight.out
+// RUN: lms-opt %t.mlp.tight.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.mlp.tight.report.json
+// RUN: %check_stats %t.mlp.tight.json --max-peak 86016 --analysis %t.mlp.tight.report.json --arena --no-leaks --min-h2d 1 | FileCheck %s --check-prefix=MLP
 
 #id = affine_map<(d0) -> (d0)>
 #half = affine_map<(d0) -> (d0 mod 256)>

@@ -288,6 +288,39 @@ TEST(PlacementTest, ArenaNeedSplitsTheArenaFromOwnAllocations) {
   llvm::consumeError(invalid.takeError());
 }
 
+TEST(PlacementTest, ReservingOwnAllocationsMakesLiveBytesTheArenaNeed) {
+  Example e;
+  std::vector<uint8_t> crossing(e.g.numTensors(), 0);
+  crossing[e.a] = crossing[e.w] = 1;
+  Graph reserved = reserveOwnAllocations(e.g, crossing, 130);
+  // The same tensors and ops, and one more tensor for the allocations of
+  // their own: on the device from entry, live out.
+  ASSERT_EQ(reserved.numTensors(), e.g.numTensors() + 1);
+  ASSERT_EQ(reserved.numOps(), e.g.numOps());
+  EXPECT_EQ(reserved.tensor(e.a).bytes, 0u);
+  EXPECT_EQ(reserved.tensor(e.w).bytes, 0u);
+  EXPECT_EQ(reserved.tensor(e.y).bytes, 200u);
+  TensorIndex all = static_cast<TensorIndex>(e.g.numTensors());
+  EXPECT_EQ(reserved.tensor(all).bytes, 130u);
+  EXPECT_EQ(reserved.tensor(all).producer, kEntry);
+  EXPECT_TRUE(reserved.tensor(all).liveOut);
+  // Its live peak is what arenaNeed measures for the reference plan (the
+  // arena's 260 and 130 of their own, ArenaNeedSplitsTheArenaFromOwn...),
+  // not the original's live peak (360: a, x, y and z during op1).
+  EXPECT_EQ(evaluateSchedule(e.g).peakBytes, 360u);
+  EXPECT_EQ(evaluateSchedule(reserved).peakBytes, 390u);
+  // A plan for the original is a plan for it.
+  llvm::Expected<MemoryProfile> swapped = evaluatePlan(reserved, e.swapPlan());
+  ASSERT_TRUE(static_cast<bool>(swapped))
+      << llvm::toString(swapped.takeError());
+  // Host tensors keep their bytes.
+  Graph withHost = e.g;
+  TensorIndex h = withHost.addTensor("h", 7, MemorySpace::Host);
+  std::vector<uint8_t> hostOwn(withHost.numTensors(), 0);
+  hostOwn[h] = 1;
+  EXPECT_EQ(reserveOwnAllocations(withHost, hostOwn, 0).tensor(h).bytes, 7u);
+}
+
 TEST(PlacementTest, HugeTotalsAreAnError) {
   std::vector<BufferLife> lives;
   for (int i = 0; i < 5000; ++i)

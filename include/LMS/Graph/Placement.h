@@ -143,6 +143,20 @@ arenaNeed(const Graph &graph, const Plan &plan,
           llvm::ArrayRef<std::optional<ArenaCall>> calls,
           const PlacementOptions &options = {});
 
+/// The graph on which a live-bytes planner plans so that its budget bounds
+/// what arenaNeed measures (the arena plus the most bytes of the allocations
+/// of their own at once) rather than the sum of live bytes: each tensor with
+/// `ownAllocation[t]` weighs nothing, and one more tensor of `ownPeakBytes`
+/// (index graph.numTensors()), on the device from entry and live out, stands
+/// for all of them. Its live bytes are then the arena's live bytes plus that
+/// constant. Tensor and op indices are kept, so a plan for it is a plan for
+/// `graph` (without steps on the extra tensor). The caller keeps the planner
+/// from offloading or recomputing the tensors of their own: what they hold is
+/// counted at their peak whatever the plan does.
+Graph reserveOwnAllocations(const Graph &graph,
+                            llvm::ArrayRef<uint8_t> ownAllocation,
+                            uint64_t ownPeakBytes);
+
 /// A plan whose placement fits a budget.
 struct ArenaFit {
   Plan plan;

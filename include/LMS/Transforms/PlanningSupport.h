@@ -42,6 +42,17 @@ struct PlanningContext {
 /// calls; a call is counted by its callee's peak, as the analysis does).
 uint64_t budgetedBytes(const FunctionGraph &graph, const GraphOptions &options);
 
+/// With options.arena, the buffers the lowering gives allocations of their
+/// own rather than a place in the arena (arguments, results, buffers that
+/// cross calls, dynamic shapes; per tensor of the graph) and the most bytes
+/// of them at once in the function as it is.
+struct OwnAllocations {
+  std::vector<uint8_t> own;
+  uint64_t peakBytes = 0;
+};
+OwnAllocations ownAllocations(const FunctionGraph &graph,
+                              const GraphOptions &options);
+
 class ArenaModel;
 
 /// budgetedBytes for several functions of a module (a report), computing
@@ -132,9 +143,12 @@ FailureOr<uint64_t> resolveBudgetBytes(FunctionOpInterface func,
 
 /// Emits the error of a budget no plan can meet, at the op that needs more
 /// (or at the function when its arguments alone exceed it), and fails.
+/// `ownPeakBytes` (planned with an arena): the bytes of the allocations of
+/// their own the budget holds all along, named in a note.
 LogicalResult reportInfeasible(FunctionOpInterface func,
                                const FunctionGraph &graph, uint64_t budget,
-                               const ::lms::Infeasible &infeasible);
+                               const ::lms::Infeasible &infeasible,
+                               std::optional<uint64_t> ownPeakBytes = {});
 
 } // namespace lms
 } // namespace mlir
