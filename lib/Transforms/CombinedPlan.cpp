@@ -38,27 +38,6 @@ using namespace mlir::lms;
 
 namespace {
 
-/// A copy of a function's body to put back as often as needed: each trial
-/// rewrites the function in place.
-class BodySnapshot {
-public:
-  explicit BodySnapshot(FunctionOpInterface func)
-      : func(func), backup(func->clone()) {}
-  BodySnapshot(const BodySnapshot &) = delete;
-  BodySnapshot &operator=(const BodySnapshot &) = delete;
-  ~BodySnapshot() { backup->destroy(); }
-
-  void restore() {
-    auto copy = cast<FunctionOpInterface>(backup->clone());
-    func.getFunctionBody().takeBody(copy.getFunctionBody());
-    copy->destroy();
-  }
-
-private:
-  FunctionOpInterface func;
-  Operation *backup;
-};
-
 struct Outcome {
   double seconds = 0;
   SwapStats swaps;

@@ -165,9 +165,71 @@ static uint64_t bytesOverPlan(const GraphOptions &options, uint64_t after,
   return !options.arena && after > plan ? after - plan : 0;
 }
 
+/// With an arena, planners first plan on a graph that holds the
+/// allocations of their own (arguments, results, buffers crossing calls)
+/// at their peak and never frees them early (reserveOwnAllocations): the
+/// plan's peak is then what the rewrite needs, and most plans fit at once.
+/// Where the peak of those allocations comes after entry (results
+/// allocated while the arguments are still resident), offloading or
+/// recomputing one of them can lower that peak, which such a plan never
+/// does; so when planning that way fails, the function is planned again
+/// on its live bytes, letting the replans find the margin. Only the
+/// diagnostics of the attempt that decides are emitted: the second's when
+/// it succeeds, else the first's (which name the smallest feasible budget
+/// in the arena's terms).
+template <typename Stats>
+static FailureOr<Stats>
+reservedThenLiveBytes(FunctionOpInterface func,
+                      llvm::function_ref<FailureOr<Stats>(bool)> plan) {
+  MLIRContext *context = func->getContext();
+  std::vector<Diagnostic> first, second;
+  FailureOr<Stats> result = failure();
+  BodySnapshot snapshot(func);
+  {
+    ScopedDiagnosticHandler hold(context, [&](Diagnostic &d) {
+      first.push_back(std::move(d));
+      return success();
+    });
+    result = plan(true);
+  }
+  if (failed(result)) {
+    snapshot.restore();
+    {
+      ScopedDiagnosticHandler hold(context, [&](Diagnostic &d) {
+        second.push_back(std::move(d));
+        return success();
+      });
+      result = plan(false);
+    }
+    if (succeeded(result))
+      first = std::move(second);
+    else
+      snapshot.restore();
+  }
+  for (Diagnostic &d : first)
+    context->getDiagEngine().emit(std::move(d));
+  return result;
+}
+
+static FailureOr<SwapStats>
+insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
+                const ::lms::DeviceSpec &spec, uint64_t limit,
+                const SwapKnobs &knobs, bool reserveOwn);
+
 FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
     FunctionOpInterface func, const GraphOptions &graphOptions,
     const ::lms::DeviceSpec &spec, uint64_t limit, const SwapKnobs &knobs) {
+  if (!graphOptions.arena)
+    return insertSwapsOnce(func, graphOptions, spec, limit, knobs, false);
+  return reservedThenLiveBytes<SwapStats>(func, [&](bool reserve) {
+    return insertSwapsOnce(func, graphOptions, spec, limit, knobs, reserve);
+  });
+}
+
+static FailureOr<SwapStats>
+insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
+                const ::lms::DeviceSpec &spec, uint64_t limit,
+                const SwapKnobs &knobs, bool reserveOwn) {
   SwapStats stats;
   // Bufferization decides in-place writes on the rewritten function anew,
   // and may decide some differently (an op that wrote in place may not any
@@ -197,7 +259,7 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
     std::optional<::lms::Graph> reserved;
     std::vector<uint8_t> own;
     uint64_t ownPeak = 0;
-    if (graphOptions.arena) {
+    if (reserveOwn) {
       OwnAllocations allocations = ownAllocations(*graph, graphOptions);
       reserved = ::lms::reserveOwnAllocations(
           graph->getGraph(), allocations.own, allocations.peakBytes);
@@ -322,9 +384,25 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
   }
 }
 
+static FailureOr<RematStats>
+rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
+                  const ::lms::DeviceSpec &spec, uint64_t limit,
+                  const RematKnobs &knobs, bool reserveOwn);
+
 FailureOr<RematStats> mlir::lms::rematerializeFunction(
     FunctionOpInterface func, const GraphOptions &graphOptions,
     const ::lms::DeviceSpec &spec, uint64_t limit, const RematKnobs &knobs) {
+  if (!graphOptions.arena)
+    return rematerializeOnce(func, graphOptions, spec, limit, knobs, false);
+  return reservedThenLiveBytes<RematStats>(func, [&](bool reserve) {
+    return rematerializeOnce(func, graphOptions, spec, limit, knobs, reserve);
+  });
+}
+
+static FailureOr<RematStats>
+rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
+                  const ::lms::DeviceSpec &spec, uint64_t limit,
+                  const RematKnobs &knobs, bool reserveOwn) {
   FailureOr<FunctionGraph> graph = FunctionGraph::build(func, graphOptions);
   if (failed(graph))
     return failure();
@@ -350,7 +428,7 @@ FailureOr<RematStats> mlir::lms::rematerializeFunction(
   // insertSwapsInFunction). Those are the arguments, results and buffers
   // crossing calls; recomputing one frees nothing the arena can use.
   auto reserve = [&](RematGraph &rg) {
-    if (!graphOptions.arena)
+    if (!reserveOwn)
       return;
     OwnAllocations allocations = ownAllocations(*graph, graphOptions);
     for (::lms::OpIndex k = 0;

@@ -17,6 +17,27 @@
 namespace mlir {
 namespace lms {
 
+/// A copy of a function's body to put back as often as needed: each trial
+/// rewrites the function in place.
+class BodySnapshot {
+public:
+  explicit BodySnapshot(FunctionOpInterface func)
+      : func(func), backup(func->clone()) {}
+  BodySnapshot(const BodySnapshot &) = delete;
+  BodySnapshot &operator=(const BodySnapshot &) = delete;
+  ~BodySnapshot() { backup->destroy(); }
+
+  void restore() {
+    auto copy = cast<FunctionOpInterface>(backup->clone());
+    func.getFunctionBody().takeBody(copy.getFunctionBody());
+    copy->destroy();
+  }
+
+private:
+  FunctionOpInterface func;
+  Operation *backup;
+};
+
 /// What every planning entry point (pass or transform op) resolves once for
 /// its scope: the graph options, the device, and the budget option (its own,
 /// else `--lms-budget`).
