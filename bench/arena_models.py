@@ -32,11 +32,7 @@ def main():
     ap.add_argument("--json", default="")
     ap.add_argument("--markdown", default="")
     args = ap.parse_args()
-    os.makedirs(args.work, exist_ok=True)
-    bench = headline.Bench(args.work, 1, sys.stderr)
-    cap = bench.capacity(args.device)
-    rows = json.load(open(os.path.join(ROOT, "docs", "results",
-                                       "headline.json")))["rows"]
+    bench, cap, rows = headline.recorded(args.work, args.device)
     results = []
     print(f"{'model':28} {'method':6} {'batch':>5} {'live peak':>14} "
           f"{'arena':>14} {'ratio':>7} {'seconds':>8}", flush=True)

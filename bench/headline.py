@@ -219,6 +219,17 @@ class Bench:
         return lo
 
 
+def recorded(work, device):
+    """For the scripts that start from the recorded headline: a Bench in
+    `work` (one job), the device's capacity, and the rows of
+    docs/results/headline.json."""
+    os.makedirs(work, exist_ok=True)
+    bench = Bench(work, 1, sys.stderr)
+    rows = json.load(open(os.path.join(ROOT, "docs", "results",
+                                       "headline.json")))["rows"]
+    return bench, bench.capacity(device), rows
+
+
 def fmt_batch(b):
     return str(b) if b else "—"
 
