@@ -62,6 +62,8 @@ struct LMSInsertSwapsPass
     knobs.hostLimit = *hostLimit;
     // Callees first: each callee is summarized once, after its rewrite.
     context->graphOptions.callSummaries = makeCalleesFirstCache(module);
+    if (arena && context->graphOptions.callSummaries)
+      context->graphOptions.arenaModels = makeArenaModelCache();
 
     bool failedAny = false;
     for (FunctionOpInterface func : functionsCalleesFirst(module))

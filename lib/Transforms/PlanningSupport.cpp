@@ -154,18 +154,30 @@ namespace lms {
 /// the buffers that cross calls (arguments, results, values passed to
 /// callees) and those of dynamic shape as allocations of their own. The
 /// function then holds its arena plus the most bytes of those at once.
+struct ArenaModelResult {
+  /// The arena and the most bytes of allocations of their own at once.
+  ::lms::ArenaNeed need;
+  /// What a caller counts for a call (FunctionGraph::getBoundaryBytes).
+  uint64_t boundaryBytes = 0;
+  /// Per tensor: whether the lowering makes it an allocation of its own.
+  std::vector<uint8_t> own;
+};
+
+/// Callees' models; none for a callee on a cycle of calls or whose graph
+/// could not be built.
+class ArenaModelCache {
+public:
+  DenseMap<Operation *, std::optional<ArenaModelResult>> results;
+};
+
 class ArenaModel {
 public:
-  explicit ArenaModel(const GraphOptions &options) : options(options) {}
+  explicit ArenaModel(const GraphOptions &options)
+      : options(options),
+        results(options.arenaModels ? options.arenaModels->results
+                                    : ownResults) {}
 
-  struct Result {
-    /// The arena and the most bytes of allocations of their own at once.
-    ::lms::ArenaNeed need;
-    /// What a caller counts for a call (FunctionGraph::getBoundaryBytes).
-    uint64_t boundaryBytes = 0;
-    /// Per tensor: whether the lowering makes it an allocation of its own.
-    std::vector<uint8_t> own;
-  };
+  using Result = ArenaModelResult;
 
   /// The model of `fg`'s function: its callees' first, callees first, each
   /// once (iteratively: call chains may be thousands deep).
@@ -297,11 +309,17 @@ private:
 
   GraphOptions options;
   SymbolTableCollection symbolTables;
-  DenseMap<Operation *, std::optional<Result>> results;
+  DenseMap<Operation *, std::optional<Result>> ownResults;
+  /// ownResults, or the cache the options share.
+  DenseMap<Operation *, std::optional<Result>> &results;
 };
 
 } // namespace lms
 } // namespace mlir
+
+std::shared_ptr<ArenaModelCache> mlir::lms::makeArenaModelCache() {
+  return std::make_shared<ArenaModelCache>();
+}
 
 BudgetedBytes::BudgetedBytes(const GraphOptions &options)
     : options(options), model(std::make_unique<ArenaModel>(options)) {}

@@ -385,6 +385,8 @@ struct LMSRematerializePass
     context->graphOptions.arena = arena;
     // Callees first: each callee is summarized once, after its rewrite.
     context->graphOptions.callSummaries = makeCalleesFirstCache(module);
+    if (arena && context->graphOptions.callSummaries)
+      context->graphOptions.arenaModels = makeArenaModelCache();
 
     bool failedAny = false;
     for (FunctionOpInterface func : functionsCalleesFirst(module))

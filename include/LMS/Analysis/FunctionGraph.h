@@ -87,6 +87,9 @@ constexpr llvm::StringLiteral kResidentConstantsAttr = "lms.resident_constants";
 /// in the depth of a call chain).
 class CallSummaryCache;
 std::shared_ptr<CallSummaryCache> makeCallSummaryCache();
+/// The arena models of callees (LMS/Transforms/PlanningSupport.h); carried
+/// here only so that the planning passes can share them.
+class ArenaModelCache;
 
 /// Options of the IR-to-graph translation.
 struct GraphOptions {
@@ -107,6 +110,10 @@ struct GraphOptions {
   /// A cache of callee summaries shared by the builds with these options
   /// (see CallSummaryCache); null: each build summarizes its callees.
   std::shared_ptr<CallSummaryCache> callSummaries;
+  /// With arena: the arena models of callees computed once each, valid
+  /// while no callee changes (a pass that plans callees first); null: each
+  /// model computes its callees' (makeArenaModelCache).
+  std::shared_ptr<ArenaModelCache> arenaModels;
 };
 
 /// The graph of one function body (a single block), with the mapping from

@@ -76,6 +76,11 @@ OwnAllocations ownAllocations(const FunctionGraph &graph,
 
 class ArenaModel;
 
+/// A cache of callees' arena models for GraphOptions::arenaModels: only for
+/// a pass that plans callees first and never changes a function after it
+/// was planned (as makeCalleesFirstCache).
+std::shared_ptr<ArenaModelCache> makeArenaModelCache();
+
 /// budgetedBytes for several functions of a module (a report), computing
 /// the model of each callee once. Valid while the module does not change.
 class BudgetedBytes {
