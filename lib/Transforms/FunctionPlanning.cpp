@@ -427,10 +427,12 @@ rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
   // arena plus the allocations of their own at their peak (as for swaps:
   // insertSwapsInFunction). Those are the arguments, results and buffers
   // crossing calls; recomputing one frees nothing the arena can use.
+  std::optional<uint64_t> ownPeak;
   auto reserve = [&](RematGraph &rg) {
     if (!reserveOwn)
       return;
     OwnAllocations allocations = ownAllocations(*graph, graphOptions);
+    ownPeak = allocations.peakBytes;
     for (::lms::OpIndex k = 0;
          k < static_cast<::lms::OpIndex>(rg.graph.numOps()); ++k)
       for (::lms::TensorIndex t : rg.graph.op(k).outputs)
@@ -449,33 +451,36 @@ rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
   if (limit < lower) {
     // Name the constraint that binds: the arguments at entry, or one op.
     uint64_t entry = ::lms::entryBytes(rg->graph);
-    if (entry >= lower)
-      return emitError(func.getLoc())
-             << "no plan fits the budget " << ::lms::formatBytes(limit) << " ("
-             << limit
-             << " bytes): the function's arguments are on the "
-                "device when it starts and need "
-             << ::lms::formatBytes(entry) << " (" << entry
-             << " bytes), the smallest feasible budget";
     auto [bytes, op] = ::lms::minimumFeasibleBytes(rg->graph);
-    Operation *at =
-        op >= 0 ? graph->getOp(rg->members[op].back()) : func.getOperation();
-    if (at->hasTrait<OpTrait::IsTerminator>())
-      return emitError(at->getLoc())
-             << "no plan fits the budget " << ::lms::formatBytes(limit) << " ("
-             << limit
-             << " bytes): the values returned here stay on the "
-                "device and need "
-             << ::lms::formatBytes(bytes) << " (" << bytes
-             << " bytes); the smallest feasible budget is "
-             << ::lms::formatBytes(lower) << " (" << lower << " bytes)";
-    return emitError(at->getLoc())
-           << "no plan fits the budget " << ::lms::formatBytes(limit) << " ("
-           << limit << " bytes): this op needs " << ::lms::formatBytes(bytes)
-           << " (" << bytes
+    Operation *at = entry >= lower || op < 0
+                        ? func.getOperation()
+                        : graph->getOp(rg->members[op].back());
+    InFlightDiagnostic diag = emitError(at->getLoc());
+    diag << "no plan fits the budget " << ::lms::formatBytes(limit) << " ("
+         << limit << " bytes): ";
+    if (entry >= lower && ownPeak)
+      diag << "its arguments, results and buffers that cross calls need "
+           << ::lms::formatBytes(entry) << " (" << entry
+           << " bytes) at their peak beside the arena (no plan that keeps "
+              "them as they are fits less)";
+    else if (entry >= lower)
+      diag << "the function's arguments are on the device when it starts "
+              "and need "
+           << ::lms::formatBytes(entry) << " (" << entry
+           << " bytes), the smallest feasible budget";
+    else if (at->hasTrait<OpTrait::IsTerminator>())
+      diag << "the values returned here stay on the device and need "
+           << ::lms::formatBytes(bytes) << " (" << bytes
+           << " bytes); the smallest feasible budget is "
+           << ::lms::formatBytes(lower) << " (" << lower << " bytes)";
+    else
+      diag << "this op needs " << ::lms::formatBytes(bytes) << " (" << bytes
            << " bytes) with its operands and results; the smallest "
               "feasible budget is "
            << ::lms::formatBytes(lower) << " (" << lower << " bytes)";
+    if (ownPeak && entry < lower)
+      noteOwnAllocations(diag, func, *ownPeak);
+    return diag;
   }
 
   ::lms::RematOptions options;
@@ -524,11 +529,14 @@ rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
       if (unit >= 0 && static_cast<size_t>(unit) < rg->members.size() &&
           !rg->members[unit].empty())
         loc = graph->getOp(rg->members[unit].back())->getLoc();
-      return emitError(loc)
-             << "the " << planner << " planner found no recomputation plan "
-             << "for @" << SymbolTable::getSymbolName(func).getValue()
-             << " that fits " << ::lms::formatBytes(limit) << " (" << limit
-             << " bytes): " << llvm::toString(std::move(error));
+      InFlightDiagnostic diag = emitError(loc);
+      diag << "the " << planner << " planner found no recomputation plan "
+           << "for @" << SymbolTable::getSymbolName(func).getValue()
+           << " that fits " << ::lms::formatBytes(limit) << " (" << limit
+           << " bytes): " << llvm::toString(std::move(error));
+      if (ownPeak)
+        noteOwnAllocations(diag, func, *ownPeak);
+      return diag;
     }
 
     Operation *backup = nullptr;

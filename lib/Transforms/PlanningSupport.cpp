@@ -134,14 +134,19 @@ LogicalResult mlir::lms::reportInfeasible(
   else
     diag << "of @" << func.getName() << ": " << infeasible.reason;
   if (ownPeakBytes)
-    diag.attachNote(func.getLoc())
-        << "with arena=true the budget holds the arena and, beside it, "
-        << ::lms::formatBytes(*ownPeakBytes) << " (" << *ownPeakBytes
-        << " bytes) of @" << func.getName()
-        << "'s arguments, results and buffers that cross calls (allocations "
-           "of their own, at their peak), counted as tensors that cannot be "
-           "offloaded";
+    noteOwnAllocations(diag, func, *ownPeakBytes);
   return diag;
+}
+
+void mlir::lms::noteOwnAllocations(InFlightDiagnostic &diag,
+                                   FunctionOpInterface func,
+                                   uint64_t ownPeakBytes) {
+  diag.attachNote(func.getLoc())
+      << "with arena=true the budget holds the arena and, beside it, "
+      << ::lms::formatBytes(ownPeakBytes) << " (" << ownPeakBytes
+      << " bytes) of @" << func.getName()
+      << "'s arguments, results and buffers that cross calls (allocations "
+         "of their own, at their peak), which the plan keeps as they are";
 }
 
 namespace mlir {

@@ -176,6 +176,11 @@ LogicalResult reportInfeasible(FunctionOpInterface func,
                                const ::lms::Infeasible &infeasible,
                                std::optional<uint64_t> ownPeakBytes = {});
 
+/// The note of an error of planning with arena=true: the bytes of `func`'s
+/// allocations of their own that the budget holds beside the arena.
+void noteOwnAllocations(InFlightDiagnostic &diag, FunctionOpInterface func,
+                        uint64_t ownPeakBytes);
+
 } // namespace lms
 } // namespace mlir
 
