@@ -921,6 +921,12 @@ Graph lms::reserveOwnAllocations(const Graph &graph,
     if (t < static_cast<TensorIndex>(ownAllocation.size()) &&
         ownAllocation[t] && graph.tensor(t).space == MemorySpace::Device)
       reserved.setBytes(t, 0);
+  // Recomputing an op that makes one would allocate it again.
+  for (OpIndex op = 0; op < static_cast<OpIndex>(graph.numOps()); ++op)
+    for (TensorIndex t : graph.op(op).outputs)
+      if (t < static_cast<TensorIndex>(ownAllocation.size()) &&
+          ownAllocation[t])
+        reserved.op(op).recomputable = false;
   TensorIndex all =
       reserved.addTensor("allocations of their own", ownPeakBytes);
   reserved.setLiveOut(all);

@@ -177,10 +177,13 @@ static uint64_t bytesOverPlan(const GraphOptions &options, uint64_t after,
 /// diagnostics of the attempt that decides are emitted: the second's when
 /// it succeeds, else the first's (which name the smallest feasible budget
 /// in the arena's terms).
+/// Without an arena: one attempt, on live bytes.
 template <typename Stats>
 static FailureOr<Stats>
-reservedThenLiveBytes(FunctionOpInterface func,
+reservedThenLiveBytes(FunctionOpInterface func, bool arena,
                       llvm::function_ref<FailureOr<Stats>(bool)> plan) {
+  if (!arena)
+    return plan(false);
   MLIRContext *context = func->getContext();
   std::vector<Diagnostic> first, second;
   FailureOr<Stats> result = failure();
@@ -219,11 +222,10 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
 FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
     FunctionOpInterface func, const GraphOptions &graphOptions,
     const ::lms::DeviceSpec &spec, uint64_t limit, const SwapKnobs &knobs) {
-  if (!graphOptions.arena)
-    return insertSwapsOnce(func, graphOptions, spec, limit, knobs, false);
-  return reservedThenLiveBytes<SwapStats>(func, [&](bool reserve) {
-    return insertSwapsOnce(func, graphOptions, spec, limit, knobs, reserve);
-  });
+  return reservedThenLiveBytes<SwapStats>(
+      func, graphOptions.arena, [&](bool reserve) {
+        return insertSwapsOnce(func, graphOptions, spec, limit, knobs, reserve);
+      });
 }
 
 static FailureOr<SwapStats>
@@ -392,11 +394,11 @@ rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
 FailureOr<RematStats> mlir::lms::rematerializeFunction(
     FunctionOpInterface func, const GraphOptions &graphOptions,
     const ::lms::DeviceSpec &spec, uint64_t limit, const RematKnobs &knobs) {
-  if (!graphOptions.arena)
-    return rematerializeOnce(func, graphOptions, spec, limit, knobs, false);
-  return reservedThenLiveBytes<RematStats>(func, [&](bool reserve) {
-    return rematerializeOnce(func, graphOptions, spec, limit, knobs, reserve);
-  });
+  return reservedThenLiveBytes<RematStats>(
+      func, graphOptions.arena, [&](bool reserve) {
+        return rematerializeOnce(func, graphOptions, spec, limit, knobs,
+                                 reserve);
+      });
 }
 
 static FailureOr<RematStats>
@@ -433,12 +435,6 @@ rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
       return;
     OwnAllocations allocations = ownAllocations(*graph, graphOptions);
     ownPeak = allocations.peakBytes;
-    for (::lms::OpIndex k = 0;
-         k < static_cast<::lms::OpIndex>(rg.graph.numOps()); ++k)
-      for (::lms::TensorIndex t : rg.graph.op(k).outputs)
-        if (static_cast<size_t>(t) < allocations.own.size() &&
-            allocations.own[t])
-          rg.graph.op(k).recomputable = false;
     rg.graph = ::lms::reserveOwnAllocations(rg.graph, allocations.own,
                                             allocations.peakBytes);
   };

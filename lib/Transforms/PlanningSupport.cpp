@@ -152,13 +152,7 @@ void mlir::lms::noteOwnAllocations(InFlightDiagnostic &diag,
 namespace mlir {
 namespace lms {
 
-/// The device memory of a function as --lms-carve-arena lowers it: one
-/// arena for the buffers the function allocates and frees itself, with a
-/// frame for each call to a function of the module that carves buffers
-/// (the callee's own arena, nested), allocated for the whole function; and
-/// the buffers that cross calls (arguments, results, values passed to
-/// callees) and those of dynamic shape as allocations of their own. The
-/// function then holds its arena plus the most bytes of those at once.
+/// What ArenaModel computes for one function.
 struct ArenaModelResult {
   /// The arena and the most bytes of allocations of their own at once.
   ::lms::ArenaNeed need;
@@ -175,6 +169,13 @@ public:
   DenseMap<Operation *, std::optional<ArenaModelResult>> results;
 };
 
+/// The device memory of a function as --lms-carve-arena lowers it: one
+/// arena for the buffers the function allocates and frees itself, with a
+/// frame for each call to a function of the module that carves buffers
+/// (the callee's own arena, nested), allocated for the whole function; and
+/// the buffers that cross calls (arguments, results, values passed to
+/// callees) and those of dynamic shape as allocations of their own. The
+/// function then holds its arena plus the most bytes of those at once.
 class ArenaModel {
 public:
   explicit ArenaModel(const GraphOptions &options)

@@ -304,6 +304,9 @@ TEST(PlacementTest, ReservingOwnAllocationsMakesLiveBytesTheArenaNeed) {
   EXPECT_EQ(reserved.tensor(all).bytes, 130u);
   EXPECT_EQ(reserved.tensor(all).producer, kEntry);
   EXPECT_TRUE(reserved.tensor(all).liveOut);
+  // op2 makes w (returned): recomputing it would allocate w again.
+  EXPECT_FALSE(reserved.op(2).recomputable);
+  EXPECT_TRUE(reserved.op(1).recomputable);
   // Its live peak is what arenaNeed measures for the reference plan (the
   // arena's 260 and 130 of their own, ArenaNeedSplitsTheArenaFromOwn...),
   // not the original's live peak (360: a, x, y and z during op1).

@@ -150,9 +150,11 @@ arenaNeed(const Graph &graph, const Plan &plan,
 /// (index graph.numTensors()), on the device from entry and live out, stands
 /// for all of them. Its live bytes are then the arena's live bytes plus that
 /// constant. Tensor and op indices are kept, so a plan for it is a plan for
-/// `graph` (without steps on the extra tensor). The caller keeps the planner
-/// from offloading or recomputing the tensors of their own: what they hold is
-/// counted at their peak whatever the plan does.
+/// `graph` (without steps on the extra tensor). What the tensors of their own
+/// hold is counted at their peak whatever the plan does, so a plan must keep
+/// them as they are: the ops that produce them are not recomputable here,
+/// and a swap planner must be kept from offloading them
+/// (SwapOptions::valueAfterGap; the graph has no such mark).
 Graph reserveOwnAllocations(const Graph &graph,
                             llvm::ArrayRef<uint8_t> ownAllocation,
                             uint64_t ownPeakBytes);
