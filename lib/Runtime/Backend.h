@@ -63,6 +63,8 @@ public:
   /// Returns a buffer to the pool.
   void put(void *ptr, Stats &stats);
   bool owns(void *ptr) const { return sizes.count(ptr) != 0; }
+  /// Whether `ptr` is a buffer of the pool handed out and not returned.
+  bool isHandedOut(void *ptr) const { return handedOut.count(ptr) != 0; }
   size_t sizeOf(void *ptr) const { return sizes.at(ptr); }
   /// Buffers handed out and not returned.
   uint64_t bytesInUse() const { return inUse; }
@@ -100,6 +102,9 @@ public:
                         void *stream) = 0;
   virtual void memset16(void *dst, uint16_t value, size_t count,
                         void *stream) = 0;
+  /// Whether `ptr` is a staging buffer of the pinned pool held by the
+  /// program (allocated and not yet returned).
+  virtual bool isStaging(void *ptr) = 0;
   virtual void hostRegister(void *ptr, uint64_t bytes) = 0;
   virtual void hostUnregister(void *ptr) = 0;
 

@@ -213,6 +213,10 @@ public:
                                          value, count,
                                          static_cast<CUstream>(stream)));
   }
+  bool isStaging(void *ptr) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    return pool.isHandedOut(ptr);
+  }
   void hostRegister(void *ptr, uint64_t bytes) override {
     LMS_CUDA_CHECK(cudaHostRegister(ptr, bytes, cudaHostRegisterDefault));
   }

@@ -296,6 +296,10 @@ public:
       std::fill(p, p + count, value);
     });
   }
+  bool isStaging(void *ptr) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    return pool.isHandedOut(ptr);
+  }
   void hostRegister(void *, uint64_t) override {}
   void hostUnregister(void *) override {}
 
@@ -443,6 +447,10 @@ private:
       return;
     }
     if (pool.owns(ptr)) {
+      if (!pool.isHandedOut(ptr))
+        fatal(std::string("a copy ") + direction +
+              " a staging buffer that was freed (use after free: is a wait "
+              "missing?)");
       if (bytes > pool.sizeOf(ptr))
         fatal(std::string("a copy of ") + std::to_string(bytes) + " bytes " +
               direction + " a staging buffer of " +

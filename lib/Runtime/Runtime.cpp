@@ -10,6 +10,7 @@
 
 #include "LMS/Runtime/Runtime.h"
 
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +20,8 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 using namespace lms::runtime;
 
@@ -231,6 +234,50 @@ Backend &backend() {
   return *instance;
 }
 
+/// The copies issued into or out of each staging buffer in use: an event
+/// recorded after each on its stream, so that lmsStagingFree returns the
+/// buffer to the pool only after them.
+class StagingUses {
+public:
+  void add(void *buffer, void *event) {
+    std::lock_guard<std::mutex> lock(mutex);
+    events[buffer].push_back(event);
+  }
+  std::vector<void *> take(void *buffer) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = events.find(buffer);
+    if (it == events.end())
+      return {};
+    std::vector<void *> taken = std::move(it->second);
+    events.erase(it);
+    return taken;
+  }
+
+private:
+  std::mutex mutex;
+  std::unordered_map<void *, std::vector<void *>> events;
+};
+
+StagingUses &stagingUses() {
+  static StagingUses uses;
+  return uses;
+}
+
+/// The stream on which deferred staging frees wait for their copies (one,
+/// never destroyed: destroying a stream waits for it on the emulated device).
+std::atomic<void *> releaseStream{nullptr};
+void *stagingReleaseStream() {
+  static void *stream = releaseStream = backend().streamCreate();
+  return stream;
+}
+
+/// Waits until the deferred staging frees issued so far are done (before
+/// statistics are read, so that a buffer on its way back is no leak).
+void finishStagingFrees() {
+  if (void *stream = releaseStream.load())
+    backend().streamSynchronize(stream);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -241,6 +288,7 @@ Backend &backend() {
 
 LMS_EXPORT void lmsRuntimeWriteStats(const char *path) {
   Backend &b = backend();
+  finishStagingFrees();
   std::string json = b.snapshot().toJson(b.name());
   if (!path || std::strcmp(path, "-") == 0) {
     std::fputs(json.c_str(), stderr);
@@ -300,10 +348,56 @@ LMS_EXPORT void *mgpuMemAlloc(uint64_t bytes, void *stream, bool isHostShared) {
   return backend().memAlloc(bytes, stream, isHostShared);
 }
 LMS_EXPORT void mgpuMemFree(void *ptr, void *stream) {
-  backend().memFree(ptr, stream);
+  Backend &b = backend();
+  // A staging buffer freed the upstream way: ordered by its stream.
+  if (ptr && b.isStaging(ptr))
+    for (void *event : stagingUses().take(ptr))
+      b.eventDestroy(event);
+  b.memFree(ptr, stream);
 }
 LMS_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
-  backend().memcpy(dst, src, bytes, stream);
+  Backend &b = backend();
+  b.memcpy(dst, src, bytes, stream);
+  if (!stream)
+    return;
+  for (void *end : {dst, src})
+    if (b.isStaging(end)) {
+      void *event = b.eventCreate();
+      b.eventRecord(event, stream);
+      stagingUses().add(end, event);
+    }
+}
+
+/// `lmsStagingAlloc(bytes) -> memref<?xi8>` (emitted by
+/// --convert-lms-to-gpu with llvm.emit_c_interface): a staging buffer from
+/// the pinned pool.
+LMS_EXPORT void _mlir_ciface_lmsStagingAlloc(LMSStagingDescriptor *result,
+                                             int64_t bytes) {
+  if (bytes < 0)
+    fatal("invalid staging allocation of " + std::to_string(bytes) + " bytes");
+  void *ptr = backend().memAlloc(static_cast<uint64_t>(bytes), nullptr,
+                                 /*hostShared=*/true);
+  *result = {ptr, ptr, 0, {bytes}, {1}};
+}
+
+/// `lmsStagingFree(address)`: the staging buffer at `address` goes back to
+/// the pool once the copies already issued into or out of it are done (the
+/// host does not wait).
+LMS_EXPORT void lmsStagingFree(intptr_t address) {
+  Backend &b = backend();
+  void *ptr = reinterpret_cast<void *>(address);
+  if (!b.isStaging(ptr))
+    fatal("freeing memory that is not a staging buffer in use (double "
+          "free?)");
+  std::vector<void *> events = stagingUses().take(ptr);
+  if (events.empty())
+    return b.memFree(ptr, nullptr);
+  void *stream = stagingReleaseStream();
+  for (void *event : events) {
+    b.streamWaitEvent(stream, event);
+    b.eventDestroy(event);
+  }
+  b.memFree(ptr, stream);
 }
 LMS_EXPORT void mgpuMemset32(void *dst, uint32_t value, size_t count,
                              void *stream) {

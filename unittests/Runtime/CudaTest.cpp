@@ -69,3 +69,27 @@ TEST(CudaRuntime, EventsOrderStreams) {
   mgpuStreamDestroy(producer);
   mgpuStreamDestroy(consumer);
 }
+
+TEST(CudaRuntime, StagingFreeIsOrderedAfterItsCopies) {
+  REQUIRE_CUDA_DEVICE();
+  std::vector<float> host(1 << 20, 2.5f);
+  size_t bytes = host.size() * sizeof(float);
+  void *stream = mgpuStreamCreate();
+  void *device = mgpuMemAlloc(bytes, stream, false);
+  mgpuMemcpy(device, host.data(), bytes, stream);
+  LMSStagingDescriptor descriptor;
+  _mlir_ciface_lmsStagingAlloc(&descriptor, static_cast<int64_t>(bytes));
+  void *staging = descriptor.aligned;
+  mgpuMemcpy(staging, device, bytes, stream);
+  // Does not wait; the buffer returns to the pool after the copy.
+  lmsStagingFree(reinterpret_cast<intptr_t>(staging));
+  _mlir_ciface_lmsStagingAlloc(&descriptor, static_cast<int64_t>(bytes));
+  if (descriptor.aligned == staging)
+    EXPECT_EQ(static_cast<float *>(staging)[777], 2.5f);
+  mgpuStreamSynchronize(stream);
+  EXPECT_EQ(static_cast<float *>(staging)[777], 2.5f);
+  lmsStagingFree(reinterpret_cast<intptr_t>(descriptor.aligned));
+  mgpuMemFree(device, stream);
+  mgpuStreamDestroy(stream);
+  EXPECT_EQ(statField("leaked_bytes"), 0u);
+}

@@ -161,6 +161,40 @@ TEST(EmulatedRuntime, PinnedStagingBuffersAreReused) {
   mgpuMemFree(b, nullptr);
 }
 
+/// A staging buffer from lmsStagingAlloc's C interface.
+static void *stagingAlloc(int64_t bytes) {
+  LMSStagingDescriptor descriptor;
+  _mlir_ciface_lmsStagingAlloc(&descriptor, bytes);
+  EXPECT_EQ(descriptor.allocated, descriptor.aligned);
+  EXPECT_EQ(descriptor.offset, 0);
+  EXPECT_EQ(descriptor.sizes[0], bytes);
+  EXPECT_EQ(descriptor.strides[0], 1);
+  return descriptor.aligned;
+}
+
+TEST(EmulatedRuntime, StagingFreeWaitsForTheCopiesIssuedOnTheBuffer) {
+  std::vector<float> host(64, 5.0f);
+  size_t bytes = host.size() * sizeof(float);
+  void *device = mgpuMemAlloc(bytes, nullptr, false);
+  mgpuMemcpy(device, host.data(), bytes, nullptr);
+  void *staging = stagingAlloc(static_cast<int64_t>(bytes));
+  std::memset(staging, 0, bytes);
+  void *stream = mgpuStreamCreate();
+  // The copy out completes late (LMS_COPY_DELAY_US); the free does not wait
+  // on the host, yet the buffer goes back to the pool only after the copy:
+  // handed out again at once, it is another buffer, or the copy is done.
+  mgpuMemcpy(staging, device, bytes, stream);
+  lmsStagingFree(reinterpret_cast<intptr_t>(staging));
+  void *other = stagingAlloc(static_cast<int64_t>(bytes));
+  if (other == staging)
+    EXPECT_EQ(static_cast<float *>(staging)[9], 5.0f);
+  mgpuStreamSynchronize(stream);
+  EXPECT_EQ(static_cast<float *>(staging)[9], 5.0f);
+  lmsStagingFree(reinterpret_cast<intptr_t>(other));
+  mgpuStreamDestroy(stream);
+  mgpuMemFree(device, nullptr);
+}
+
 TEST(EmulatedRuntime, LeaksAreReported) {
   uint64_t leaked = statField("leaked_bytes");
   void *a = mgpuMemAlloc(256, nullptr, false);
@@ -200,6 +234,38 @@ TEST_F(EmulatedRuntimeDeathTest, FirstFitFailsOnFragmentedMemory) {
       "out of device memory: allocating 524288 bytes with 524288 in use of "
       "a capacity of 1048576, but the largest free block is 262144 bytes "
       "\\(fragmented in 2 blocks");
+}
+
+TEST_F(EmulatedRuntimeDeathTest, StagingMisuseFailsLoudly) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(
+      {
+        void *staging = stagingAlloc(1024);
+        lmsStagingFree(reinterpret_cast<intptr_t>(staging));
+        lmsStagingFree(reinterpret_cast<intptr_t>(staging));
+      },
+      "freeing memory that is not a staging buffer in use \\(double "
+      "free\\?\\)");
+  EXPECT_DEATH(
+      {
+        std::vector<char> host(1024);
+        lmsStagingFree(reinterpret_cast<intptr_t>(host.data()));
+      },
+      "not a staging buffer in use");
+  EXPECT_DEATH(
+      {
+        void *device = mgpuMemAlloc(1024, nullptr, false);
+        void *staging = stagingAlloc(1024);
+        lmsStagingFree(reinterpret_cast<intptr_t>(staging));
+        mgpuMemcpy(staging, device, 1024, nullptr);
+      },
+      "a copy into a staging buffer that was freed \\(use after free");
+  EXPECT_DEATH(
+      {
+        LMSStagingDescriptor descriptor;
+        _mlir_ciface_lmsStagingAlloc(&descriptor, -8);
+      },
+      "invalid staging allocation of -8 bytes");
 }
 
 TEST_F(EmulatedRuntimeDeathTest, UnknownAllocatorIsRejected) {

@@ -11,9 +11,10 @@ def ConvertLMSToGPU : Pass<"convert-lms-to-gpu", "ModuleOp"> {
     On bufferized IR (after `--lms-deallocate`), before
     `--lms-memref-to-gpu` (which makes the other buffers device memory):
 
-    * `lms.swap_out %buf` allocates a host staging buffer
-      (`gpu.alloc host_shared`, served from the runtime's pinned pool) and
-      starts a device-to-host `gpu.memcpy async` on a stream of its own;
+    * `lms.swap_out %buf` allocates a host staging buffer from the LMS
+      runtime's pinned pool (`call @lmsStagingAlloc(bytes)`, viewed as the
+      buffer's type) and starts a device-to-host `gpu.memcpy async` on a
+      stream of its own;
     * `lms.swap_wait %h` (and a swap-out without a wait, right away) is the
       release point: a `gpu.dealloc async` of the offloaded buffer ordered
       after the copy, and a `gpu.wait` on it, so the bytes are held exactly
@@ -21,7 +22,9 @@ def ConvertLMSToGPU : Pass<"convert-lms-to-gpu", "ModuleOp"> {
     * `lms.swap_in %h` allocates the device buffer at its position
       (`gpu.alloc async`) and starts the host-to-device `gpu.memcpy async`,
       ordered after the copy-out when that has not been waited for; after the
-      last swap-in of a handle the staging buffer is freed in stream order.
+      last swap-in of a handle, `call @lmsStagingFree(address)` gives the
+      staging buffer back: the runtime returns it to the pool once that copy
+      is done, and the host does not wait.
       The first user of the result waits for it: a host op behind a
       `gpu.wait` on the host (compute on the CPU, `lms-host-pipeline`); a
       kernel (`gpu.launch`, compute on the GPU, `lms-gpu-pipeline`) on its
@@ -31,6 +34,12 @@ def ConvertLMSToGPU : Pass<"convert-lms-to-gpu", "ModuleOp"> {
     Every async op has exactly one dependency; joins go through
     `gpu.wait async [...]`, which `--gpu-to-llvm` lowers to stream-event
     calls.
+
+    Staging buffers are the runtime's own calls (declared in the module;
+    `lmsStagingAlloc` through its C interface), not `gpu.alloc host_shared`,
+    which upstream's CUDA runtime serves as managed memory. No lms op is
+    left afterwards: one without a lowering (an `lms.recompute` not inlined
+    by `--lms-inline-recomputes`) is an error.
 
     Example:
 
@@ -45,7 +54,11 @@ def ConvertLMSToGPU : Pass<"convert-lms-to-gpu", "ModuleOp"> {
     becomes
 
     ```mlir
-    %hbuf = gpu.alloc host_shared () : memref<16xf32>
+    %c64 = arith.constant 64 : index
+    %raw = call @lmsStagingAlloc(%c64) : (index) -> memref<?xi8>
+    %addr = memref.extract_aligned_pointer_as_index %raw : memref<?xi8> -> index
+    %c0 = arith.constant 0 : index
+    %hbuf = memref.view %raw[%c0][] : memref<?xi8> to memref<16xf32>
     %0 = gpu.wait async
     %1 = gpu.memcpy async [%0] %hbuf, %buf : memref<16xf32>, memref<16xf32>
     ...
@@ -54,8 +67,8 @@ def ConvertLMSToGPU : Pass<"convert-lms-to-gpu", "ModuleOp"> {
     %3 = gpu.wait async
     %u, %4 = gpu.alloc async [%3] () : memref<16xf32>
     %5 = gpu.memcpy async [%4] %u, %hbuf : memref<16xf32>, memref<16xf32>
-    %6 = gpu.dealloc async [%5] %hbuf : memref<16xf32>
-    gpu.wait [%6]
+    call @lmsStagingFree(%addr) : (index) -> ()
+    gpu.wait [%5]
     "use"(%u) : (memref<16xf32>) -> ()
     ```
   }];
@@ -70,7 +83,9 @@ def ConvertLMSToGPU : Pass<"convert-lms-to-gpu", "ModuleOp"> {
            "For tests only: omit the waits before the users of swapped-in "
            "buffers (a broken program the emulated device must catch)">,
   ];
-  let dependentDialects = ["::mlir::gpu::GPUDialect",
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect"];
 }
 

@@ -10,8 +10,12 @@
 //    complete late on a thread per stream (in stream order), poisoned fresh
 //    and freed memory, and statistics.
 //
-// `mgpuMemAlloc(bytes, stream, isHostShared = true)` returns host staging
-// memory from a pinned pool (reused by size, capped by LMS_PINNED_BYTES).
+// Host staging memory comes from a pinned pool (reused by size, capped by
+// LMS_PINNED_BYTES) through calls of the runtime's own, which
+// --convert-lms-to-gpu emits: `lmsStagingAlloc` and `lmsStagingFree`.
+// (`mgpuMemAlloc(bytes, stream, isHostShared = true)` is served from the same
+// pool, for IR written for upstream's runtime, where `gpu.alloc host_shared`
+// means managed memory.)
 //
 // Environment:
 //   LMS_RUNTIME=emulated|cuda   the backend (default: cuda when a GPU is
@@ -46,6 +50,25 @@ const char *lmsRuntimeBackend(void);
 
 /// Peak device bytes so far.
 uint64_t lmsRuntimePeakDeviceBytes(void);
+
+/// A memref<?xi8> descriptor (the C interface of a ranked memref).
+typedef struct LMSStagingDescriptor {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizes[1];
+  int64_t strides[1];
+} LMSStagingDescriptor;
+
+/// `func.func private @lmsStagingAlloc(index) -> memref<?xi8>
+/// attributes {llvm.emit_c_interface}`: a pinned staging buffer of `bytes`.
+void _mlir_ciface_lmsStagingAlloc(LMSStagingDescriptor *result, int64_t bytes);
+
+/// `func.func private @lmsStagingFree(index)`: the staging buffer whose
+/// aligned address is `address` goes back to the pool once every copy
+/// already issued into or out of it is done; the host does not wait. Freeing
+/// anything else, or twice, is an error.
+void lmsStagingFree(intptr_t address);
 
 /// The number of CUDA devices visible (0 without CUDA support or a driver),
 /// without choosing a backend.

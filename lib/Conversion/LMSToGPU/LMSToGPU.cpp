@@ -6,19 +6,26 @@
 // buffer, the token of its copy-out, whether the release has happened) is
 // known when its users are reached.
 //
+// Host staging buffers are the runtime's own (`lmsStagingAlloc` /
+// `lmsStagingFree`, pinned and pooled; LMS/Runtime/Runtime.h), not
+// `gpu.alloc host_shared`, which upstream's runtime serves as managed memory.
+//
 //===----------------------------------------------------------------------===//
 
 #include "LMS/Conversion/Passes.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "Streams.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir {
@@ -35,9 +42,10 @@ namespace {
 
 /// What is known about a host handle while its block is lowered.
 struct Handle {
-  Value staging; ///< host staging buffer
-  Value copyOut; ///< token of the device-to-host copy
-  Value source;  ///< root device buffer released at the wait
+  Value staging;        ///< host staging buffer
+  Value stagingAddress; ///< its address, for lmsStagingFree
+  Value copyOut;        ///< token of the device-to-host copy
+  Value source;         ///< root device buffer released at the wait
   bool released = false;
   unsigned swapInsLeft = 0;
 };
@@ -57,11 +65,116 @@ struct ConvertLMSToGPUPass
   using Base::Base;
 
   void runOnOperation() override {
+    stagingDeclared = false;
     SmallVector<Block *> blocks;
     getOperation().walk([&](Block *block) { blocks.push_back(block); });
     for (Block *block : blocks)
       if (failed(lowerBlock(*block)))
         return signalPassFailure();
+    if (failed(checkLegality()))
+      return signalPassFailure();
+  }
+
+  /// No lms op is left: each is lowered or an error names it (an
+  /// lms.recompute that --lms-inline-recomputes did not inline, a swap op in
+  /// no block the walk reached).
+  LogicalResult checkLegality() {
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<LMSDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    WalkResult result =
+        getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+          if (!target.isIllegal(op))
+            return WalkResult::advance();
+          op->emitOpError("has no lowering to the GPU dialect")
+              << (isa<RecomputeOp>(op)
+                      ? " (inline it first: --lms-inline-recomputes)"
+                      : "");
+          return WalkResult::interrupt();
+        });
+    return failure(result.wasInterrupted());
+  }
+
+  /// The runtime's staging calls, declared unless the module has them.
+  LogicalResult declareStagingRuntime(Operation *at) {
+    if (stagingDeclared)
+      return success();
+    ModuleOp module = getOperation();
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    Type index = b.getIndexType();
+    auto raw = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+    struct Decl {
+      StringRef name;
+      FunctionType type;
+    } decls[] = {{kStagingAlloc, b.getFunctionType({index}, {raw})},
+                 {kStagingFree, b.getFunctionType({index}, {})}};
+    for (const Decl &decl : decls) {
+      if (auto existing = module.lookupSymbol<func::FuncOp>(decl.name)) {
+        if (existing.getFunctionType() != decl.type)
+          return at->emitOpError("needs the runtime function @")
+                 << decl.name << " of type " << decl.type
+                 << ", but the module declares it as "
+                 << existing.getFunctionType();
+        continue;
+      }
+      if (module.lookupSymbol(decl.name))
+        return at->emitOpError("needs the runtime function @")
+               << decl.name << ", but the module has another symbol of that "
+               << "name";
+      auto func =
+          func::FuncOp::create(b, module.getLoc(), decl.name, decl.type);
+      func.setPrivate();
+      // lmsStagingAlloc returns a memref: through its C interface.
+      if (decl.name == kStagingAlloc)
+        func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    }
+    stagingDeclared = true;
+    return success();
+  }
+
+  static constexpr StringLiteral kStagingAlloc = "lmsStagingAlloc";
+  static constexpr StringLiteral kStagingFree = "lmsStagingFree";
+  bool stagingDeclared = false;
+
+  /// A pinned host staging buffer of `type` (with `sizes` for its dynamic
+  /// dimensions) from the runtime's pool: `lmsStagingAlloc(bytes)` viewed
+  /// as `type`. Returns the buffer and its address (for `freeStaging`).
+  FailureOr<std::pair<Value, Value>> allocateStaging(OpBuilder &b, Location loc,
+                                                     Operation *at,
+                                                     MemRefType type,
+                                                     ValueRange sizes) {
+    if (!type.getLayout().isIdentity() || type.getMemorySpace())
+      return at->emitOpError("needs a host staging buffer of type ")
+             << type
+             << ", but staging buffers have the identity layout and the "
+                "default memory space";
+    if (failed(declareStagingRuntime(at)))
+      return failure();
+    uint64_t elementBytes =
+        DataLayout::closest(at).getTypeSize(type.getElementType());
+    int64_t staticElements = 1;
+    for (int64_t dim : type.getShape())
+      if (!ShapedType::isDynamic(dim))
+        staticElements *= dim;
+    Value bytes = arith::ConstantIndexOp::create(
+        b, loc, staticElements * static_cast<int64_t>(elementBytes));
+    for (Value size : sizes)
+      bytes = arith::MulIOp::create(b, loc, bytes, size);
+    auto raw = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+    Value buffer =
+        func::CallOp::create(b, loc, kStagingAlloc, TypeRange{raw}, bytes)
+            .getResult(0);
+    Value address =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value view = memref::ViewOp::create(b, loc, type, buffer, zero, sizes);
+    return std::make_pair(view, address);
+  }
+
+  /// Returns a staging buffer to the pool once the copies issued on it are
+  /// done (the runtime orders it; the host does not wait).
+  static void freeStaging(OpBuilder &b, Location loc, Value address) {
+    func::CallOp::create(b, loc, kStagingFree, TypeRange{}, address);
   }
 
   LogicalResult lowerBlock(Block &block) {
@@ -136,11 +249,11 @@ struct ConvertLMSToGPUPass
       auto rankedType = cast<MemRefType>(ranked.getType());
       if (!rankedType.getLayout().isIdentity())
         return call.emitOpError("passes a strided view to a host function");
-      Value host =
-          gpu::AllocOp::create(b, loc, rankedType, Type(), ValueRange{},
-                               dynamicSizes(b, loc, ranked), ValueRange{},
-                               /*hostShared=*/true)
-              .getMemref();
+      FailureOr<std::pair<Value, Value>> staging = allocateStaging(
+          b, loc, call, rankedType, dynamicSizes(b, loc, ranked));
+      if (failed(staging))
+        return failure();
+      Value host = staging->first;
       Value stream = newStream(b, loc);
       Value copied = gpu::MemcpyOp::create(b, loc, tokenType(b),
                                            ValueRange{stream}, host, ranked)
@@ -150,16 +263,11 @@ struct ConvertLMSToGPUPass
       if (value.getType() != host.getType())
         replacement = memref::CastOp::create(b, loc, value.getType(), host);
       operand.set(replacement);
-      copies.push_back(host);
+      copies.push_back(staging->second);
     }
     b.setInsertionPointAfter(call);
-    for (Value host : copies) {
-      Value stream = newStream(b, loc);
-      Value freed =
-          gpu::DeallocOp::create(b, loc, tokenType(b), ValueRange{stream}, host)
-              .getAsyncToken();
-      hostWait(b, loc, freed);
-    }
+    for (Value address : copies)
+      freeStaging(b, loc, address);
     return success();
   }
 
@@ -181,11 +289,12 @@ struct ConvertLMSToGPUPass
     handle.source = rootBuffer(swapOut.getSource());
     if (isa_and_nonnull<memref::GetGlobalOp>(handle.source.getDefiningOp()))
       return swapOut.emitOpError("cannot offload a global buffer");
-    handle.staging =
-        gpu::AllocOp::create(b, loc, stagingType, Type(), ValueRange{},
-                             dynamicSizes(b, loc, swapOut.getSource()),
-                             ValueRange{}, /*hostShared=*/true)
-            .getMemref();
+    FailureOr<std::pair<Value, Value>> staging =
+        allocateStaging(b, loc, swapOut, stagingType,
+                        dynamicSizes(b, loc, swapOut.getSource()));
+    if (failed(staging))
+      return failure();
+    std::tie(handle.staging, handle.stagingAddress) = *staging;
     Value stream = newStream(b, loc);
     handle.copyOut =
         gpu::MemcpyOp::create(b, loc, tokenType(b), ValueRange{stream},
@@ -209,18 +318,16 @@ struct ConvertLMSToGPUPass
     return success();
   }
 
-  /// The release point: free the offloaded buffer after its copy-out, and
-  /// the staging buffer too when nothing will read it; the host waits.
+  /// The release point: free the offloaded buffer after its copy-out; the
+  /// host waits; then the staging buffer too when nothing will read it.
   void release(OpBuilder &b, Location loc, Handle &handle) {
     Value token =
         gpu::DeallocOp::create(b, loc, tokenType(b), ValueRange{handle.copyOut},
                                handle.source)
             .getAsyncToken();
-    if (handle.swapInsLeft == 0)
-      token = gpu::DeallocOp::create(b, loc, tokenType(b), ValueRange{token},
-                                     handle.staging)
-                  .getAsyncToken();
     hostWait(b, loc, token);
+    if (handle.swapInsLeft == 0)
+      freeStaging(b, loc, handle.stagingAddress);
     handle.released = true;
   }
 
@@ -249,10 +356,10 @@ struct ConvertLMSToGPUPass
                                         ValueRange{device.getAsyncToken()},
                                         device.getMemref(), handle.staging)
                       .getAsyncToken();
+    // After the last copy-in the staging buffer goes back to the pool once
+    // that copy is done.
     if (--handle.swapInsLeft == 0)
-      token = gpu::DeallocOp::create(b, loc, tokenType(b), ValueRange{token},
-                                     handle.staging)
-                  .getAsyncToken();
+      freeStaging(b, loc, handle.stagingAddress);
     // The first user waits for the copy-in.
     Block *block = swapIn->getBlock();
     Operation *firstUser = nullptr;
