@@ -3,7 +3,7 @@
 re-analyse, with the invariants as oracles.
 
     bench/fuzz/mutate.py [--mutants N] [--seed S] [--jobs J] [--json F]
-                         [--save DIR]
+                         [--save DIR] [--server]
 
 The corpus is the IR of the lit tests (test/**/*.mlir, split at
 `// -----`). Each mutant applies one to three textual mutations to one
@@ -27,7 +27,11 @@ another) and then goes through every pass below. Oracles:
   - --lms-split's output (for half the peak, or into 4 slices) verifies.
 
 Mutants that the parser rejects count as executions too (they exercise the
-diagnostics). Prints a table and writes JSON; exits 1 on any finding, and
+diagnostics). With --server, each run goes to a long-lived lms-opt-server
+(one per job: the same parse, verifier, pipeline and printing as lms-opt,
+in one process, a fresh context per run) instead of a new lms-opt process,
+which is most of a run's cost; a server that dies is counted as lms-opt
+dying by that signal, and replaced. Prints a table and writes JSON; exits 1 on any finding, and
 with --save writes each finding's input and command into DIR.
 """
 
@@ -41,6 +45,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -50,7 +55,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 LMS_OPT = os.environ.get("LMS_OPT", os.path.join(ROOT, "build", "bin",
                                                  "lms-opt"))
+LMS_OPT_SERVER = os.environ.get(
+    "LMS_OPT_SERVER", os.path.join(os.path.dirname(LMS_OPT), "lms-opt-server"))
 TIMEOUT = 60
+USE_SERVER = False
+CHECK_SERVER = False
 
 BOUNDARY = ["0", "1", "-1", "2", "7", "4096", "65536", "2147483648",
             "4611686018427387904", "9223372036854775807",
@@ -171,7 +180,115 @@ def mutate(rng, text):
     return "\n".join(lines) + "\n"
 
 
+class Server:
+    """An lms-opt-server process (tools/lms-opt-server): lms-opt runs, one
+    process for many."""
+
+    def __init__(self):
+        self.proc = None
+
+    def start(self):
+        read, write = os.pipe()
+        self.proc = subprocess.Popen(
+            [LMS_OPT_SERVER, f"--response-fd={write}"], stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=(write,))
+        os.close(write)
+        self.responses = os.fdopen(read, "rb")
+
+    def stop(self):
+        if self.proc:
+            self.proc.kill()
+            self.proc.wait()
+            self.responses.close()
+        self.proc = None
+
+    def request(self, flags, pipeline, budget, name, text):
+        if self.proc is None:
+            self.start()
+        data = [x.encode() for x in (pipeline, budget, name, text)]
+        header = "RUN " + " ".join([str(flags)] + [str(len(d)) for d in data])
+        header += "\n"
+        timer = threading.Timer(TIMEOUT, self.proc.kill)
+        timer.start()
+        try:
+            self.proc.stdin.write(header.encode() + b"".join(data))
+            self.proc.stdin.flush()
+            line = self.responses.readline()
+            fields = line.split()
+            if len(fields) != 4 or fields[0] != b"DONE":
+                raise BrokenPipeError
+            out = self.responses.read(int(fields[2]))
+            err = self.responses.read(int(fields[3]))
+            return int(fields[1]), out.decode(errors="replace"), \
+                err.decode(errors="replace")
+        except (BrokenPipeError, ValueError, OSError):
+            # The server died on this run: as lms-opt would have.
+            timed_out = not timer.is_alive()
+            self.proc.kill()
+            rc = self.proc.wait()
+            self.responses.close()
+            self.proc = None
+            if timed_out:
+                return "timeout", "", ""
+            return (rc if rc != 0 else -1), "", ""
+        finally:
+            timer.cancel()
+
+
+SERVERS = threading.local()
+
+
+def server_run(args, stdin):
+    """An lms-opt command line as a server request."""
+    flags, budget, passes, text, printed = 0, "", [], stdin, True
+    name = "<stdin>"
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "-allow-unregistered-dialect":
+            flags |= 1
+        elif arg == "-o":
+            i += 1
+            printed = args[i] != "/dev/null"
+        elif arg.startswith("--lms-budget="):
+            budget = arg[len("--lms-budget="):]
+        elif arg.startswith("--"):
+            pass_name, _, options = arg[2:].partition("=")
+            passes.append(f"{pass_name}{{{options}}}" if options
+                          else pass_name)
+        elif arg == "-":
+            pass
+        else:
+            with open(arg) as f:
+                text = f.read()
+            name = arg
+        i += 1
+    if printed:
+        flags |= 2
+    if not hasattr(SERVERS, "server"):
+        SERVERS.server = Server()
+    return SERVERS.server.request(flags, ",".join(passes), budget, name,
+                                  text or "")
+
+
+MISMATCHES = []
+
+
 def run(args, stdin=None):
+    if USE_SERVER:
+        result = server_run(args, stdin)
+        if CHECK_SERVER:
+            # The server must answer as lms-opt does: same exit status, same
+            # standard output.
+            expected = process_run(args, stdin)
+            if expected[:2] != result[:2]:
+                MISMATCHES.append((args, expected[0], result[0]))
+        return result
+    return process_run(args, stdin)
+
+
+def process_run(args, stdin=None):
     try:
         p = subprocess.run([LMS_OPT] + args, input=stdin, capture_output=True,
                            text=True, timeout=TIMEOUT)
@@ -319,7 +436,19 @@ def main():
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--json")
     parser.add_argument("--save")
+    parser.add_argument("--server", action="store_true",
+                        help="send the runs to lms-opt-server processes")
+    parser.add_argument("--check-server", action="store_true",
+                        help="also run lms-opt for each run and count the "
+                             "runs where the server's exit status or output "
+                             "differs")
     args = parser.parse_args()
+    global USE_SERVER, CHECK_SERVER
+    USE_SERVER = args.server or args.check_server
+    CHECK_SERVER = args.check_server
+    if USE_SERVER and not os.access(LMS_OPT_SERVER, os.X_OK):
+        sys.exit(f"no lms-opt-server at {LMS_OPT_SERVER}: build it "
+                 "(scripts/build.sh lms-test-depends)")
 
     inputs = corpus()
     rng = random.Random(args.seed)
@@ -354,6 +483,12 @@ def main():
                 f.write(r["mutant"])
     print(f"{len(results)} mutants (seed {args.seed}) in {elapsed:.0f} s: "
           f"{executions} lms-opt runs, {len(found)} with findings")
+    if CHECK_SERVER:
+        for command, expected, got in MISMATCHES[:10]:
+            print(f"server mismatch: lms-opt {' '.join(command)}: exit "
+                  f"{expected}, server {got}")
+        print(f"{len(MISMATCHES)} runs where lms-opt-server and lms-opt "
+              "differ")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"seed": args.seed, "mutants": len(results),
@@ -364,7 +499,7 @@ def main():
                                      "findings": [[n, w] for n, w, _ in
                                                   r["findings"]]}
                                     for r in found]}, f, indent=2)
-    return 1 if found else 0
+    return 1 if found or MISMATCHES else 0
 
 
 if __name__ == "__main__":
