@@ -275,8 +275,11 @@ def server_run(args, stdin):
 MISMATCHES = []
 
 
+LOCAL = threading.local()
+
+
 def run(args, stdin=None):
-    if USE_SERVER:
+    if USE_SERVER and not getattr(LOCAL, "process", False):
         result = server_run(args, stdin)
         if CHECK_SERVER:
             # The server must answer as lms-opt does: same exit status, same
@@ -321,8 +324,42 @@ def peaks(text):
     return {f["name"]: f["peak_bytes"] for f in report.get("functions", [])}
 
 
+def upstream_crash(err):
+    """The upstream op whose parser crashed, for a crash while parsing in
+    which no frame is LMS code (the stack dump names the parsers it was in):
+    upstream's bug, not ours."""
+    parsers = re.findall(r"MLIR Parser: custom op parser '([\w.]+)'", err)
+    if not parsers or parsers[-1].startswith("lms.") or "lms::" in err:
+        return None
+    return parsers[-1]
+
+
 def check(job):
+    """A mutant through every pass. With --server, a mutant with findings is
+    checked again through lms-opt processes, and those findings are the ones
+    reported: a long-lived process also shows upstream's memory errors after
+    they happened (a use after free in a parser's error recovery corrupts the
+    heap for a later run), which a process that exits never notices."""
     index, seed, source, text = job
+    result = check_mutant(index, seed, source, text)
+    result["server_only"] = False
+    if USE_SERVER and not CHECK_SERVER and result["findings"]:
+        LOCAL.process = True
+        try:
+            confirmed = check_mutant(index, seed, source, text)
+        finally:
+            LOCAL.process = False
+        result["server_only"] = not confirmed["findings"]
+        result["findings"] = confirmed["findings"]
+    # Crashes inside upstream parsers are upstream's bugs: listed apart.
+    result["upstream"] = [(n, w, e) for n, w, e in result["findings"]
+                          if upstream_crash(e)]
+    result["findings"] = [f for f in result["findings"]
+                          if f not in result["upstream"]]
+    return result
+
+
+def check_mutant(index, seed, source, text):
     rng = random.Random(seed)
     mutant = mutate(rng, text)
     findings = []
@@ -343,7 +380,7 @@ def check(job):
                 executions += 2
                 why = crashed(rc, err)
                 if why:
-                    findings.append((name, why, err[-2000:]))
+                    findings.append((name, why, err[-20000:]))
                 elif rc == 0 and rc2 == 0:
                     if not same_ops(out, original):
                         findings.append((name, "reordering changed the ops",
@@ -370,7 +407,7 @@ def check(job):
                 executions += 1
                 why = crashed(rc, err)
                 if why:
-                    findings.append((name, why, err[-2000:]))
+                    findings.append((name, why, err[-20000:]))
                 elif rc == 0:
                     rc2, _, err2 = run(["-", "-allow-unregistered-dialect",
                                         "-o", "/dev/null"], out)
@@ -389,7 +426,7 @@ def check(job):
             executions += 1
             why = crashed(rc, err)
             if why:
-                findings.append((name, why, err[-2000:]))
+                findings.append((name, why, err[-20000:]))
                 continue
             if rc != 0 or fraction is None:
                 continue
@@ -483,6 +520,14 @@ def main():
                 f.write(r["mutant"])
     print(f"{len(results)} mutants (seed {args.seed}) in {elapsed:.0f} s: "
           f"{executions} lms-opt runs, {len(found)} with findings")
+    upstream = [(r, f) for r in results for f in r["upstream"]]
+    for r, (name, why, err) in upstream:
+        print(f"upstream: mutant {r['index']} of {r['source']}: {name}: "
+              f"{why} in the parser of {upstream_crash(err)}")
+    server_only = sum(r["server_only"] for r in results)
+    print(f"{len(upstream)} crashes in upstream parsers (not counted); "
+          f"{server_only} mutants whose server findings lms-opt did not "
+          "reproduce")
     if CHECK_SERVER:
         for command, expected, got in MISMATCHES[:10]:
             print(f"server mismatch: lms-opt {' '.join(command)}: exit "
@@ -494,6 +539,11 @@ def main():
             json.dump({"seed": args.seed, "mutants": len(results),
                        "parsed": parsed, "executions": executions,
                        "seconds": round(elapsed, 1),
+                       "server_only": server_only,
+                       "upstream": [{"index": r["index"],
+                                     "source": r["source"], "pass": n,
+                                     "why": w, "parser": upstream_crash(e)}
+                                    for r, (n, w, e) in upstream],
                        "findings": [{"index": r["index"],
                                      "source": r["source"],
                                      "findings": [[n, w] for n, w, _ in

@@ -185,6 +185,12 @@ std::optional<OpInfo> RegionGrower::describeLinalg(linalg::LinalgOp op,
     return std::nullopt;
   }
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // Regression (fuzzing): upstream's linalg tiling takes a size of 0 for
+  // "not tiled" and then reads the loop bounds it was not given.
+  if (llvm::is_contained(ranges, 0)) {
+    whyNot = "a loop has extent 0";
+    return std::nullopt;
+  }
   if (loop >= ranges.size() || ShapedType::isDynamic(ranges[loop]) ||
       ranges[loop] * scale.den != extent * scale.num) {
     whyNot = "the loop's extent does not match";
