@@ -540,6 +540,8 @@ def main():
                        "parsed": parsed, "executions": executions,
                        "seconds": round(elapsed, 1),
                        "server_only": server_only,
+                       "server_only_mutants": [r["index"] for r in results
+                                               if r["server_only"]],
                        "upstream": [{"index": r["index"],
                                      "source": r["source"], "pass": n,
                                      "why": w, "parser": upstream_crash(e)}
