@@ -27,6 +27,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir {
 namespace lms {
@@ -49,6 +50,11 @@ struct Handle {
   bool released = false;
   unsigned swapInsLeft = 0;
 };
+
+/// What lmsStagingAlloc returns: raw bytes, viewed as the staged type.
+MemRefType rawStagingType(MLIRContext *context) {
+  return MemRefType::get({ShapedType::kDynamic}, IntegerType::get(context, 8));
+}
 
 /// The dynamic sizes of `buffer`, for allocating one of the same shape.
 SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, Value buffer) {
@@ -76,8 +82,7 @@ struct ConvertLMSToGPUPass
   }
 
   /// No lms op is left: each is lowered or an error names it (an
-  /// lms.recompute that --lms-inline-recomputes did not inline, a swap op in
-  /// no block the walk reached).
+  /// lms.recompute that --lms-inline-recomputes did not inline).
   LogicalResult checkLegality() {
     ConversionTarget target(getContext());
     target.addIllegalDialect<LMSDialect>();
@@ -102,7 +107,7 @@ struct ConvertLMSToGPUPass
     ModuleOp module = getOperation();
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     Type index = b.getIndexType();
-    auto raw = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+    MemRefType raw = rawStagingType(b.getContext());
     struct Decl {
       StringRef name;
       FunctionType type;
@@ -150,19 +155,28 @@ struct ConvertLMSToGPUPass
                 "default memory space";
     if (failed(declareStagingRuntime(at)))
       return failure();
-    uint64_t elementBytes =
-        DataLayout::closest(at).getTypeSize(type.getElementType());
-    int64_t staticElements = 1;
+    // An element takes its data-layout size rounded up to a power of two:
+    // what the LLVM lowering's copies stride by for odd widths (i24 takes 4
+    // bytes, f80 16), never less, so a copy never runs past the buffer.
+    uint64_t elementBytes = llvm::PowerOf2Ceil(
+        DataLayout::closest(at).getTypeSize(type.getElementType()));
+    // Checked: a shape whose bytes do not fit in an index is an error here,
+    // not a staging buffer of a wrapped size.
+    uint64_t staticBytes = elementBytes;
     for (int64_t dim : type.getShape())
-      if (!ShapedType::isDynamic(dim))
-        staticElements *= dim;
+      if (!ShapedType::isDynamic(dim) &&
+          (__builtin_mul_overflow(staticBytes, static_cast<uint64_t>(dim),
+                                  &staticBytes) ||
+           staticBytes > static_cast<uint64_t>(INT64_MAX)))
+        return at->emitOpError("needs a host staging buffer of type ")
+               << type << ", whose size in bytes overflows 64 bits";
     Value bytes = arith::ConstantIndexOp::create(
-        b, loc, staticElements * static_cast<int64_t>(elementBytes));
+        b, loc, static_cast<int64_t>(staticBytes));
     for (Value size : sizes)
       bytes = arith::MulIOp::create(b, loc, bytes, size);
-    auto raw = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
     Value buffer =
-        func::CallOp::create(b, loc, kStagingAlloc, TypeRange{raw}, bytes)
+        func::CallOp::create(b, loc, kStagingAlloc,
+                             TypeRange{rawStagingType(b.getContext())}, bytes)
             .getResult(0);
     Value address =
         memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);

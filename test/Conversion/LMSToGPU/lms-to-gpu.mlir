@@ -183,3 +183,26 @@ func.func @conflict(%buf: memref<4xf32>) {
   %h = lms.swap_out %buf : memref<4xf32> -> !lms.host<memref<4xf32>>
   return
 }
+
+// -----
+
+// COM: Elements whose width is not a power of two take the power of two above
+// COM: (what the LLVM lowering's copies stride by): 10 x i24 is 40 bytes, not
+// COM: 30, so the copy does not run past the staging buffer.
+// CHECK-LABEL: func.func @odd_width
+// CHECK:       %[[B:.*]] = arith.constant 40 : index
+// CHECK-NEXT:  call @lmsStagingAlloc(%[[B]])
+func.func @odd_width(%a: memref<10xi24>) {
+  %h = lms.swap_out %a : memref<10xi24> -> !lms.host<memref<10xi24>>
+  return
+}
+
+// -----
+
+// COM: A staging buffer whose size overflows 64 bits is an error at the op,
+// COM: not an allocation of a wrapped size.
+func.func @too_large(%a: memref<4611686018427387904x4xf32>) {
+  // expected-error@+1 {{'lms.swap_out' op needs a host staging buffer of type 'memref<4611686018427387904x4xf32>', whose size in bytes overflows 64 bits}}
+  %h = lms.swap_out %a : memref<4611686018427387904x4xf32> -> !lms.host<memref<4611686018427387904x4xf32>>
+  return
+}
