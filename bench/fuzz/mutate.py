@@ -243,7 +243,9 @@ class Server:
             timer.cancel()
 
 
-SERVERS = threading.local()
+# Per job (thread): its server, and whether its runs go to lms-opt processes
+# for now (while a server finding is confirmed).
+LOCAL = threading.local()
 
 
 def server_run(args, stdin):
@@ -273,16 +275,13 @@ def server_run(args, stdin):
         i += 1
     if printed:
         flags |= 2
-    if not hasattr(SERVERS, "server"):
-        SERVERS.server = Server()
-    return SERVERS.server.request(flags, ",".join(passes), budget, name,
+    if not hasattr(LOCAL, "server"):
+        LOCAL.server = Server()
+    return LOCAL.server.request(flags, ",".join(passes), budget, name,
                                   text or "")
 
 
 MISMATCHES = []
-
-
-LOCAL = threading.local()
 
 
 def run(args, stdin=None):

@@ -21,7 +21,8 @@
 //             standard error (the diagnostics and what the passes print
 //             there).
 //
-// Each request gets a fresh MLIRContext. A crash ends the process; the
+// Each request gets a fresh MLIRContext, without threading (lms-opt's
+// default has it on; no LMS pass depends on it). A crash ends the process; the
 // client counts it as lms-opt would (a signal) and starts another server.
 //
 //===----------------------------------------------------------------------===//
@@ -56,12 +57,12 @@ using namespace mlir;
 
 namespace {
 
-/// Reads exactly `size` bytes from standard input.
-bool readExactly(std::string &into, size_t size) {
+/// Reads exactly `size` bytes from `fd`.
+bool readExactly(int fd, std::string &into, size_t size) {
   into.resize(size);
   size_t done = 0;
   while (done < size) {
-    ssize_t got = ::read(0, into.data() + done, size - done);
+    ssize_t got = ::read(fd, into.data() + done, size - done);
     if (got <= 0)
       return false;
     done += static_cast<size_t>(got);
@@ -107,24 +108,13 @@ struct Capture {
     std::string text;
     off_t size = ::lseek(file, 0, SEEK_END);
     ::lseek(file, 0, SEEK_SET);
-    if (size > 0 && !readAll(text, static_cast<size_t>(size)))
+    if (size > 0 && !readExactly(file, text, static_cast<size_t>(size)))
       std::_Exit(2);
     ::close(file);
     return text;
   }
 
 private:
-  bool readAll(std::string &into, size_t size) {
-    into.resize(size);
-    size_t done = 0;
-    while (done < size) {
-      ssize_t got = ::read(file, into.data() + done, size - done);
-      if (got <= 0)
-        return false;
-      done += static_cast<size_t>(got);
-    }
-    return true;
-  }
   int fd, file = -1, saved = -1;
 };
 
@@ -168,10 +158,6 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
-  // The options lms-opt has: --lms-budget among them.
-  registerAsmPrinterCLOptions();
-  registerMLIRContextCLOptions();
-  registerPassManagerCLOptions();
   static llvm::cl::opt<int> responseFd(
       "response-fd", llvm::cl::desc("File descriptor to write responses to"),
       llvm::cl::init(3));
@@ -192,9 +178,9 @@ int main(int argc, char **argv) {
       llvm::errs() << "lms-opt-server: bad request '" << line << "'\n";
       return 1;
     }
-    if (!readExactly(pipeline, pipelineSize) ||
-        !readExactly(budget, budgetSize) || !readExactly(name, nameSize) ||
-        !readExactly(input, inputSize))
+    if (!readExactly(0, pipeline, pipelineSize) ||
+        !readExactly(0, budget, budgetSize) ||
+        !readExactly(0, name, nameSize) || !readExactly(0, input, inputSize))
       return 1;
     mlir::lms::setGlobalBudget(budget);
 
