@@ -316,6 +316,10 @@ class BodyBuilder:
     def erf(self, a):
         return self._op(f"math.erf {a} : f32")
 
+    def sigmoid(self, a):
+        one = self.c(1.0)
+        return self.divf(one, self.addf(one, self.exp(self.negf(a))))
+
     def index(self, dim):
         return self._op(f"linalg.index {dim} : index", "i")
 
@@ -470,6 +474,30 @@ class Lowering:
             f" : {x.type} to {ttype(shape, x.dtype)}")
         return V(name, shape, x.dtype)
 
+    def op_slice_backward(self, node, meta, g, sizes, dim, start, end, step):
+        """The gradient of a slice: zeros of the input's shape with the
+        slice's gradient inserted where the slice was read."""
+        shape = tuple(int(s) for s in sizes)
+        n = len(shape)
+        dim %= n
+        size = shape[dim]
+        start = start + size if start < 0 else min(start, size)
+        g = self.em.materialize(g)
+        if g.shape == shape:
+            return g
+        base = self.em.filled(shape, 0.0, g.dtype)
+        offs = [0] * n
+        offs[dim] = start
+        strides = [1] * n
+        strides[dim] = step
+        name = self.em.fresh("sb")
+        self.em.emit(
+            f"{name} = tensor.insert_slice {g.name} into {base.name}"
+            f"[{', '.join(map(str, offs))}] [{', '.join(map(str, g.shape))}]"
+            f" [{', '.join(map(str, strides))}] : {g.type} into "
+            f"{ttype(shape, g.dtype)}")
+        return V(name, shape, g.dtype)
+
     def op_split(self, node, meta, x, size, dim=0):
         x = self.em.materialize(x)
         dim %= len(x.shape)
@@ -507,6 +535,13 @@ class Lowering:
 
     def op_empty(self, node, meta, *a, **kw):
         return self.em.filled(self.shape_of(meta), 0.0)
+
+    op_empty_like = op_empty
+
+    def op_fill_(self, node, meta, x, value):
+        if isinstance(value, V):
+            raise Unsupported("export.py: fill_ with a tensor")
+        return self.em.filled(self.shape_of(meta), float(value), x.dtype)
 
     def op_new_zeros(self, node, meta, *a, **kw):
         return self.em.filled(self.shape_of(meta), 0.0)
@@ -570,6 +605,10 @@ class Lowering:
     def op_sub(self, node, meta, a, b, alpha=1):
         return self._binary(meta, a, b, lambda bb, x, y: bb.subf(x, y), alpha)
 
+    # In place on a tensor nothing else reads (make_fx's graphs write only
+    # into fresh ones), so the value semantics are the same.
+    op_sub_ = op_sub
+
     def op_mul(self, node, meta, a, b):
         return self._binary(meta, a, b, lambda bb, x, y: bb.mulf(x, y))
 
@@ -581,6 +620,34 @@ class Lowering:
     def op_sqrt(self, node, meta, x):
         return self.em.ew(self.shape_of(meta), [x],
                           lambda a, bb: bb.sqrt(a[0]))
+
+    def op_rsqrt(self, node, meta, x):
+        return self.em.ew(self.shape_of(meta), [x],
+                          lambda a, bb: bb.rsqrt(a[0]))
+
+    def op_pow(self, node, meta, x, exponent):
+        """pow.Tensor_Scalar to a small integer power, as products (x^2 in
+        RMSNorm, x^1 in its backward, x^3 in tanh-GELU)."""
+        if not isinstance(x, V) or isinstance(exponent, V) or \
+                float(exponent) not in (1.0, 2.0, 3.0, 4.0):
+            raise Unsupported(f"export.py: pow to the power {exponent}")
+
+        def body(a, bb):
+            y = a[0]
+            for _ in range(int(exponent) - 1):
+                y = bb.mulf(y, a[0])
+            return y
+        return self.em.ew(self.shape_of(meta), [x], body)
+
+    def op_sigmoid(self, node, meta, x):
+        return self.em.ew(self.shape_of(meta), [x],
+                          lambda a, bb: bb.sigmoid(a[0]))
+
+    def op_silu(self, node, meta, x):
+        """x * sigmoid(x) (SwiGLU's gate); its backward arrives decomposed
+        into sigmoid, fill_ and sub_."""
+        return self.em.ew(self.shape_of(meta), [x],
+                          lambda a, bb: bb.mulf(a[0], bb.sigmoid(a[0])))
 
     def op_neg(self, node, meta, x):
         return self.em.ew(self.shape_of(meta), [x],

@@ -107,6 +107,89 @@ class GPT(nn.Module):
         return self.head(self.ln(x))
 
 
+class RMSNorm(nn.Module):
+    """Root-mean-square layer norm (Zhang and Sennrich 2019), as LLaMA's:
+    x * rsqrt(mean(x^2) + eps) * weight, no mean subtraction, no bias."""
+
+    def __init__(self, dim, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) \
+            * self.weight
+
+
+class Llama(nn.Module):
+    """A LLaMA-style decoder stack (Touvron et al. 2023): token embeddings,
+    pre-norm blocks of RMSNorm, causal attention with rotary position
+    embeddings (RoPE, rotate-half form) and grouped-query attention (each
+    key/value head shared by `heads // kv_heads` query heads), and a SwiGLU
+    MLP (down(silu(gate(x)) * up(x))); no biases, a final RMSNorm and an
+    output projection of its own. The rotary tables (cos, sin) and the
+    causal mask are buffers, as in the reference implementations."""
+
+    def __init__(self, vocab=32000, seq=2048, layers=22, dim=2048, heads=32,
+                 kv_heads=4, hidden=5632, base=10000.0):
+        super().__init__()
+        assert dim % heads == 0 and heads % kv_heads == 0
+        self.heads, self.kv_heads = heads, kv_heads
+        head_dim = dim // heads
+        self.tok = nn.Embedding(vocab, dim)
+        self.blocks = nn.ModuleList()
+        for _ in range(layers):
+            self.blocks.append(nn.ModuleDict(dict(
+                norm1=RMSNorm(dim),
+                q=nn.Linear(dim, dim, bias=False),
+                k=nn.Linear(dim, kv_heads * head_dim, bias=False),
+                v=nn.Linear(dim, kv_heads * head_dim, bias=False),
+                o=nn.Linear(dim, dim, bias=False),
+                norm2=RMSNorm(dim),
+                gate=nn.Linear(dim, hidden, bias=False),
+                up=nn.Linear(dim, hidden, bias=False),
+                down=nn.Linear(hidden, dim, bias=False))))
+        self.norm = RMSNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        inv = 1.0 / base ** (torch.arange(0, head_dim, 2).float() / head_dim)
+        angles = torch.outer(torch.arange(seq).float(), inv)
+        angles = torch.cat([angles, angles], dim=-1)
+        self.register_buffer("cos", angles.cos())
+        self.register_buffer("sin", angles.sin())
+        self.register_buffer("mask", torch.full((seq, seq), -1e9).triu(1))
+
+    @staticmethod
+    def rotate_half(x):
+        half = x.shape[-1] // 2
+        return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+
+    def forward(self, tokens):
+        b, t = tokens.shape
+        h, kvh = self.heads, self.kv_heads
+        x = self.tok(tokens)
+        d = x.shape[-1]
+        hd = d // h
+        for blk in self.blocks:
+            y = blk["norm1"](x)
+            q = blk["q"](y).reshape(b, t, h, hd).transpose(1, 2)
+            k = blk["k"](y).reshape(b, t, kvh, hd).transpose(1, 2)
+            v = blk["v"](y).reshape(b, t, kvh, hd).transpose(1, 2)
+            q = q * self.cos + self.rotate_half(q) * self.sin
+            k = k * self.cos + self.rotate_half(k) * self.sin
+            if kvh != h:
+                k = k[:, :, None].expand(b, kvh, h // kvh, t, hd) \
+                    .reshape(b, h, t, hd)
+                v = v[:, :, None].expand(b, kvh, h // kvh, t, hd) \
+                    .reshape(b, h, t, hd)
+            att = (q @ k.transpose(2, 3)) * (1.0 / math.sqrt(hd))
+            att = torch.softmax(att + self.mask, dim=-1)
+            y = (att @ v).transpose(1, 2).reshape(b, t, d)
+            x = x + blk["o"](y)
+            y = blk["norm2"](x)
+            x = x + blk["down"](F.silu(blk["gate"](y)) * blk["up"](y))
+        return self.head(self.norm(x))
+
+
 class TinyCNN(nn.Module):
     """Conv, batch norm, ReLU, max pooling, global average pooling and a
     linear layer: the ops of ResNet at a size that executes in a test."""
@@ -199,9 +282,17 @@ def build(name, size):
         # in GPT-2 (tests of --lms-split).
         return (GPT(vocab=512, seq=size, layers=1, dim=16, heads=2),
                 (lambda b: (b, size)), "tokens", 512)
+    if name == "llama":
+        # TinyLlama-1.1B's dimensions (22 blocks, 2048 wide, 32 query and 4
+        # key/value heads, SwiGLU 5632, 32,000 tokens): 1.1B parameters.
+        return Llama(seq=size), (lambda b: (b, size)), "tokens", 32000
+    if name == "tiny-llama":
+        return (Llama(vocab=32, seq=size, layers=2, dim=16, heads=4,
+                      kv_heads=2, hidden=24),
+                (lambda b: (b, size)), "tokens", 32)
     raise SystemExit(f"export.py: unknown model '{name}'")
 
 
 MODELS = ["resnet18", "resnet50", "vgg16", "mobilenet_v2", "unet3d", "gpt2",
           "gpt2-untied", "tiny-cnn", "tiny-vgg", "tiny-unet3d", "tiny-gpt",
-          "tiny-gpt-tied", "tiny-gpt-vocab"]
+          "tiny-gpt-tied", "tiny-gpt-vocab", "llama", "tiny-llama"]
