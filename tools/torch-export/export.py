@@ -256,12 +256,24 @@ def main():
                     "momentum or Adam; the step then takes the optimizer's "
                     "state and returns the new parameters and state "
                     "instead of the gradients")
+    ap.add_argument("--dropout", type=float,
+                    help="dropout probability of the model's dropout layers "
+                    "(default: the model's own: 0.1 for gpt2, none for the "
+                    "others); the mask is a hash of the position, --seed "
+                    "and the layer, computed the same way by PyTorch and "
+                    "by the exported program")
     a = ap.parse_args()
     if a.batch < 1 or a.size < 1:
         sys.exit("export.py: --batch and --size must be positive")
 
     torch.manual_seed(a.seed)
-    model, shape_fn, kind, classes = models.build(a.model, a.size)
+    if a.dropout is not None and not 0 <= a.dropout < 1:
+        sys.exit("export.py: --dropout must be in [0, 1)")
+    models.DROPOUT_SEED[0] = a.seed
+    model, shape_fn, kind, classes = models.build(a.model, a.size, a.dropout)
+    if a.dropout and not any(isinstance(m, models.Dropout)
+                             for m in model.modules()):
+        sys.exit(f"export.py: {a.model} has no dropout layers")
     step, pnames, bnames = make_step(model, kind, classes, a.optimizer)
     params = [p.detach() for p in model.parameters()]
     buffers = [b.detach() for b in model.buffers()]

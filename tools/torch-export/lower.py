@@ -295,8 +295,14 @@ class BodyBuilder:
     def ori(self, a, b):
         return self._op(f"arith.ori {a}, {b} : i1")
 
-    def andi(self, a, b):
-        return self._op(f"arith.andi {a}, {b} : i1")
+    def andi(self, a, b, t="i1"):
+        return self._op(f"arith.andi {a}, {b} : {t}")
+
+    def xori(self, a, b, t=I64):
+        return self._op(f"arith.xori {a}, {b} : {t}", "i")
+
+    def shrui(self, a, b, t=I64):
+        return self._op(f"arith.shrui {a}, {b} : {t}", "i")
 
     def remsi(self, a, b, t="index"):
         return self._op(f"arith.remsi {a}, {b} : {t}", "i")
@@ -381,7 +387,10 @@ class Lowering:
         name = str(node.target)
         if name == "<built-in function getitem>":
             return args[0][args[1]]
-        key = name.replace("aten.", "").split(".")[0]
+        if name.startswith("lms."):
+            key = "lms_" + name.split(".")[1]
+        else:
+            key = name.replace("aten.", "").split(".")[0]
         fn = getattr(self, "op_" + key, None)
         if fn is None:
             raise Unsupported(f"export.py: no lowering for {name}")
@@ -648,6 +657,51 @@ class Lowering:
         into sigmoid, fill_ and sub_."""
         return self.em.ew(self.shape_of(meta), [x],
                           lambda a, bb: bb.mulf(a[0], bb.sigmoid(a[0])))
+
+    def op_where(self, node, meta, cond, a, b):
+        """where.self: the condition selects (operands broadcast; a 0-d
+        zero in dropout and its backward)."""
+        if not all(isinstance(v, V) for v in (cond, a, b)) or \
+                cond.dtype != "i1" or a.dtype != F32 or b.dtype != F32:
+            raise Unsupported("export.py: where other than i1 ? f32 : f32")
+        return self.em.ew(self.shape_of(meta), [cond, a, b],
+                          lambda x, bb: bb.select(x[0], x[1], x[2]))
+
+    def op_scalar_tensor(self, node, meta, value, dtype=None, **kw):
+        if dtype not in (None, torch.float32):
+            raise Unsupported(f"export.py: scalar_tensor of {dtype}")
+        return self.em.filled((), float(value))
+
+    def op_lms_dropout_mask(self, node, meta, x, seed, salt, p):
+        """models.dropout_keep, element by element: the flat index from
+        linalg.index, the same 32-bit hash in i64 (no product reaches 2^63),
+        its upper 24 bits against the threshold."""
+        import models
+        shape = self.shape_of(meta)
+        n = len(shape)
+
+        def body(a, bb):
+            def k(v):
+                return bb.iconst(v, I64)
+            flat = k(0)
+            for i in range(n):
+                flat = bb.addi(bb.muli(flat, k(shape[i]), I64),
+                               bb.to_i64(bb.index(i)), I64)
+            m32 = models.MASK32
+            h = bb.xori(bb.andi(flat, k(m32), I64),
+                        k((seed & m32) * models.HASH_SEED & m32 ^
+                          (salt & m32) * models.HASH_SALT & m32))
+            for shift, mul in ((16, models.HASH_MUL1),
+                               (15, models.HASH_MUL2)):
+                h = bb.andi(bb.muli(bb.xori(h, bb.shrui(h, k(shift))),
+                                    k(mul), I64), k(m32), I64)
+            h = bb.xori(h, bb.shrui(h, k(15)))
+            return bb.cmpi("uge", bb.shrui(h, k(8)),
+                           k(models.dropout_threshold(p)))
+        out = V(self.em.empty(shape, "i1"), shape, "i1")
+        d = [f"d{i}" for i in range(n)]
+        return self.em.generic(n, ["parallel"] * n, [], [], [out], [d],
+                               body)[0]
 
     def op_neg(self, node, meta, x):
         return self.em.ew(self.shape_of(meta), [x],

@@ -1,9 +1,9 @@
-"""The models the exporter knows: torchvision's, and three written here.
+"""The models the exporter knows: torchvision's, and four written here.
 
 Every model is prepared for capturing one training step as a pure function:
 batch norm uses batch statistics without running buffers (no state is
-mutated), dropout is removed (deterministic), and parameters are the only
-inputs besides the data.
+mutated), dropout draws its mask from a hash the exported program computes
+too (deterministic), and parameters are the only inputs besides the data.
 """
 
 import math
@@ -11,6 +11,66 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+
+# ---- Dropout with a mask the exported program computes the same way ------
+#
+# PyTorch's dropout draws its mask from the generator's state, which an
+# exported program cannot reproduce. Models here use `Dropout`, whose mask
+# is a hash of the element's position, a seed (export.py --seed) and a salt
+# per dropout layer: the op `lms::dropout_mask`, computed by the kernel
+# below in PyTorch (the reference) and by the same arithmetic in the
+# exported MLIR (lower.py). All arithmetic is on values below 2^32 times
+# constants below 2^31, so int64 never overflows and both agree exactly.
+# Like PyTorch's `native_dropout`, the forward keeps the boolean mask for
+# the backward (one byte an element).
+
+DROPOUT_SEED = [0]
+MASK32 = 0xFFFFFFFF
+HASH_SEED, HASH_SALT = 0x27D4EB2D, 0x165667B1
+HASH_MUL1, HASH_MUL2 = 0x21F0AAAD, 0x735A2D97
+
+
+def dropout_keep(index, seed, salt, p):
+    """Whether the element at flat `index` (int64 tensor) is kept: the
+    lowbias32 hash of index ^ seed ^ salt, its upper 24 bits against p."""
+    h = (index & MASK32) ^ ((seed & MASK32) * HASH_SEED & MASK32) ^ \
+        ((salt & MASK32) * HASH_SALT & MASK32)
+    h = ((h ^ (h >> 16)) * HASH_MUL1) & MASK32
+    h = ((h ^ (h >> 15)) * HASH_MUL2) & MASK32
+    h = h ^ (h >> 15)
+    return (h >> 8) >= dropout_threshold(p)
+
+
+def dropout_threshold(p):
+    return int(round(p * (1 << 24)))
+
+
+_LIB = torch.library.Library("lms", "DEF")
+_LIB.define("dropout_mask(Tensor x, int seed, int salt, float p) -> Tensor")
+_LIB.impl("dropout_mask",
+          lambda x, seed, salt, p: dropout_keep(
+              torch.arange(x.numel(), dtype=torch.int64).reshape(x.shape),
+              seed, salt, p), "CPU")
+_LIB.impl("dropout_mask",
+          lambda x, seed, salt, p: torch.empty(x.shape, dtype=torch.bool,
+                                               device="meta"), "Meta")
+
+
+class Dropout(nn.Module):
+    """Inverted dropout (kept elements scaled by 1/(1-p)) with the mask of
+    `lms::dropout_mask`; `salt` tells the layers of a model apart."""
+
+    def __init__(self, p, salt):
+        super().__init__()
+        self.p, self.salt = p, salt
+
+    def forward(self, x):
+        if self.p == 0:
+            return x
+        mask = torch.ops.lms.dropout_mask(x.detach(), DROPOUT_SEED[0],
+                                          self.salt, self.p)
+        return torch.where(mask, x, x.new_zeros(())) * (1.0 / (1 - self.p))
 
 
 class UNet3D(nn.Module):
@@ -67,10 +127,17 @@ class GPT(nn.Module):
     replaces the shared parameter under one name only)."""
 
     def __init__(self, vocab=50257, seq=1024, layers=12, dim=768, heads=12,
-                 tied=False):
+                 tied=False, dropout=0.0):
         super().__init__()
         self.heads = heads
         self.tied = tied
+        # GPT-2's three dropouts (embeddings, attention probabilities, each
+        # residual branch), p = 0.1 as released.
+        salts = iter(range(1, 2 + 3 * layers))
+        self.drop = Dropout(dropout, next(salts))
+        self.drops = nn.ModuleList(
+            nn.ModuleList(Dropout(dropout, next(salts)) for _ in range(3))
+            for _ in range(layers))
         self.tok = nn.Embedding(vocab, dim)
         self.pos = nn.Parameter(torch.zeros(seq, dim))
         self.blocks = nn.ModuleList()
@@ -89,19 +156,20 @@ class GPT(nn.Module):
         b, t = tokens.shape
         d = self.pos.shape[1]
         h = self.heads
-        x = self.tok(tokens) + self.pos
-        for blk in self.blocks:
+        x = self.drop(self.tok(tokens) + self.pos)
+        for blk, (attn_drop, proj_drop, mlp_drop) in zip(self.blocks,
+                                                         self.drops):
             y = blk["ln1"](x)
             q, k, v = blk["qkv"](y).split(d, dim=2)
             q = q.reshape(b, t, h, d // h).transpose(1, 2)
             k = k.reshape(b, t, h, d // h).transpose(1, 2)
             v = v.reshape(b, t, h, d // h).transpose(1, 2)
             att = (q @ k.transpose(2, 3)) * (1.0 / math.sqrt(d // h))
-            att = torch.softmax(att + self.mask, dim=-1)
+            att = attn_drop(torch.softmax(att + self.mask, dim=-1))
             y = (att @ v).transpose(1, 2).reshape(b, t, d)
-            x = x + blk["proj"](y)
+            x = x + proj_drop(blk["proj"](y))
             y = blk["ln2"](x)
-            x = x + blk["out"](F.gelu(blk["fc"](y)))
+            x = x + mlp_drop(blk["out"](F.gelu(blk["fc"](y))))
         if self.tied:
             return F.linear(self.ln(x), self.tok.weight)
         return self.head(self.ln(x))
@@ -230,8 +298,11 @@ class TinyVGG(nn.Module):
         return self.fc(x.flatten(1))
 
 
-def _strip(model):
-    """Batch statistics without running buffers; no dropout."""
+def _strip(model, dropout=None):
+    """Batch statistics without running buffers; each nn.Dropout becomes a
+    `Dropout` of the same probability (or `dropout`), with a mask the
+    exported program computes too."""
+    salts = iter(range(1, 1 << 20))
     for name, mod in list(model.named_modules()):
         if isinstance(mod, nn.modules.batchnorm._BatchNorm):
             mod.track_running_stats = False
@@ -240,19 +311,21 @@ def _strip(model):
             mod.num_batches_tracked = None
         for child_name, child in list(mod.named_children()):
             if isinstance(child, nn.Dropout):
-                setattr(mod, child_name, nn.Identity())
+                setattr(mod, child_name, Dropout(
+                    child.p if dropout is None else dropout, next(salts)))
     return model
 
 
 # name -> (constructor(size), input kind, classes, default size)
-def build(name, size):
+def build(name, size, dropout=None):
     """Returns (model, input_shape_fn(batch), kind) where kind is 'image'
     (float input, one-hot class targets), 'voxels' (float input, per-voxel
     one-hot targets) or 'tokens' (integer tokens, next-token targets)."""
     import torchvision.models as tv
     if name in ("resnet18", "resnet50", "vgg16", "mobilenet_v2"):
         model = getattr(tv, name)()
-        return _strip(model), (lambda b: (b, 3, size, size)), "image", 1000
+        return (_strip(model, dropout), (lambda b: (b, 3, size, size)),
+                "image", 1000)
     if name == "tiny-cnn":
         return _strip(TinyCNN()), (lambda b: (b, 3, size, size)), "image", 10
     if name == "tiny-vgg":
@@ -266,21 +339,27 @@ def build(name, size):
     if name == "gpt2":
         # GPT-2 small as released: the output projection is the token
         # embedding (124M parameters).
-        return GPT(seq=size, tied=True), (lambda b: (b, size)), "tokens", 50257
+        return (GPT(seq=size, tied=True,
+                    dropout=0.1 if dropout is None else dropout),
+                (lambda b: (b, size)), "tokens", 50257)
     if name == "gpt2-untied":
         # With an output projection of its own (163M parameters): the model
         # the measurements made before the tied head used.
-        return GPT(seq=size), (lambda b: (b, size)), "tokens", 50257
+        return (GPT(seq=size, dropout=dropout or 0.0),
+                (lambda b: (b, size)), "tokens", 50257)
     if name == "tiny-gpt-tied":
-        return (GPT(vocab=32, seq=size, layers=2, dim=16, heads=2, tied=True),
+        return (GPT(vocab=32, seq=size, layers=2, dim=16, heads=2, tied=True,
+                    dropout=dropout or 0.0),
                 (lambda b: (b, size)), "tokens", 32)
     if name == "tiny-gpt":
-        return (GPT(vocab=32, seq=size, layers=2, dim=16, heads=2),
+        return (GPT(vocab=32, seq=size, layers=2, dim=16, heads=2,
+                    dropout=dropout or 0.0),
                 (lambda b: (b, size)), "tokens", 32)
     if name == "tiny-gpt-vocab":
         # The loss over the vocabulary sets the smallest feasible budget, as
         # in GPT-2 (tests of --lms-split).
-        return (GPT(vocab=512, seq=size, layers=1, dim=16, heads=2),
+        return (GPT(vocab=512, seq=size, layers=1, dim=16, heads=2,
+                    dropout=dropout or 0.0),
                 (lambda b: (b, size)), "tokens", 512)
     if name == "llama":
         # TinyLlama-1.1B's dimensions (22 blocks, 2048 wide, 32 query and 4
