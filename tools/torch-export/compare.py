@@ -30,6 +30,11 @@ def main():
     ap.add_argument("output")
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-5)
+    ap.add_argument("--normwise", action="store_true",
+                    help="bound each error by atol + rtol * the largest "
+                    "magnitude of its result (for bf16/f16 steps, whose "
+                    "rounding is relative to the values summed, not to "
+                    "each element)")
     a = ap.parse_args()
     ref = json.load(open(a.reference))["results"]
     got = parse(open(a.output).read())
@@ -43,12 +48,13 @@ def main():
             bad += 1
             continue
         worst, worst_ratio, nans = 0.0, 0.0, 0
+        scale = max((abs(x) for x in r), default=0.0)
         for x, y in zip(r, g):
             err = abs(x - y)
             if err != err:  # NaN where the reference is a number
                 nans += 1
                 continue
-            ratio = err / (a.atol + a.rtol * abs(x))
+            ratio = err / (a.atol + a.rtol * (scale if a.normwise else abs(x)))
             if ratio > worst_ratio:
                 worst, worst_ratio = err, ratio
         ok = worst_ratio <= 1.0 and nans == 0

@@ -131,11 +131,11 @@ def apply_optimizer(optimizer, params, grads, states):
 
 
 def reference_with_torch_optim(model, kind, classes, optimizer, params,
-                               buffers, x, y, states):
+                               buffers, x, y, states, precision="f32"):
     """The step's results as PyTorch computes them with torch.optim itself
     (not apply_optimizer): the loss, the parameters after one SGD or Adam
     step from the given state, then the new state."""
-    step, _, _ = make_step(model, kind, classes)
+    step, _, _ = make_step(model, kind, classes, precision=precision)
     out = step([p.clone() for p in params], buffers, x, y)
     loss, grads = out[0], out[1:]
     leaves = [p.detach().clone().requires_grad_() for p in params]
@@ -161,15 +161,31 @@ def reference_with_torch_optim(model, kind, classes, optimizer, params,
     return [loss] + [p.detach() for p in leaves] + new_states
 
 
-def make_step(model, kind, classes, optimizer="none"):
+PRECISIONS = {"f32": None, "bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def make_step(model, kind, classes, optimizer="none", precision="f32"):
     pnames = [n for n, _ in model.named_parameters()]
     bnames = [n for n, _ in model.named_buffers()]
+    compute = PRECISIONS[precision]
+
+    def low(t):
+        """To the compute type (mixed precision): float tensors only."""
+        if compute is None or not t.is_floating_point():
+            return t
+        return t.to(compute)
 
     def step(params, buffers, x, y, states=()):
         params = [p.requires_grad_() for p in params]
-        state = dict(zip(pnames, params))
-        state.update(zip(bnames, buffers))
-        out = functional_call(model, state, (x,))
+        # Mixed precision: the step takes and returns f32 master weights
+        # (their gradients arrive as f32 through the casts' backward) and
+        # computes forward and backward in the compute type; the logits go
+        # back to f32 for the loss, as torch.autocast does.
+        state = dict(zip(pnames, [low(p) for p in params]))
+        state.update(zip(bnames, [low(b) for b in buffers]))
+        out = functional_call(model, state, (low(x),))
+        if compute is not None:
+            out = out.float()
         if kind == "voxels":
             # Per-voxel targets: one-hot inside the step.
             logp = torch.log_softmax(out, 1)
@@ -262,6 +278,11 @@ def main():
                     "others); the mask is a hash of the position, --seed "
                     "and the layer, computed the same way by PyTorch and "
                     "by the exported program")
+    ap.add_argument("--precision", choices=sorted(PRECISIONS), default="f32",
+                    help="compute type of forward and backward; with bf16 "
+                    "or f16 the parameters, gradients and optimizer state "
+                    "stay f32 (master weights) and the loss is computed in "
+                    "f32")
     a = ap.parse_args()
     if a.batch < 1 or a.size < 1:
         sys.exit("export.py: --batch and --size must be positive")
@@ -274,7 +295,8 @@ def main():
     if a.dropout and not any(isinstance(m, models.Dropout)
                              for m in model.modules()):
         sys.exit(f"export.py: {a.model} has no dropout layers")
-    step, pnames, bnames = make_step(model, kind, classes, a.optimizer)
+    step, pnames, bnames = make_step(model, kind, classes, a.optimizer,
+                                     a.precision)
     params = [p.detach() for p in model.parameters()]
     buffers = [b.detach() for b in model.buffers()]
     real = a.with_main or a.reference
@@ -284,10 +306,15 @@ def main():
         states = [torch.empty_like(t) for t in states]
 
     # The registrations last as long as the library object.
-    meta_kernels = register_meta_kernels() if not real else None
+    # Traced with the real kernels when PyTorch's results are wanted (the
+    # reference); otherwise with fake tensors, also for real inputs (an f16
+    # step with --with-main: PyTorch 1.13 has no f16 CPU kernels for
+    # several ops).
+    traced_real = bool(a.reference)
+    meta_kernels = register_meta_kernels() if not traced_real else None
     t0 = time.time()
     try:
-        gm = make_fx(step, tracing_mode="real" if real else "fake")(
+        gm = make_fx(step, tracing_mode="real" if traced_real else "fake")(
             params, buffers, x, y, states)
     except (RuntimeError, ValueError) as e:
         sys.exit(f"export.py: {a.model} does not run at batch {a.batch}, "
@@ -330,6 +357,7 @@ def main():
                  "sgd": "backward, SGD step with momentum",
                  "adam": "backward, Adam step"}[a.optimizer]
     out[-1] += f" --optimizer {a.optimizer}" if a.optimizer != "none" else ""
+    out[-1] += f" --precision {a.precision}" if a.precision != "f32" else ""
     out.append(f"// One training step (forward, mean cross-entropy, "
                f"{step_kind}) of {a.model}: {len(params)} parameter tensors, "
                f"{n_params} parameters; traced in {t_trace:.1f} s.")
@@ -374,7 +402,8 @@ def main():
             ref = step([p.clone() for p in params], buffers, x, y, states)
         else:
             ref = reference_with_torch_optim(model, kind, classes, a.optimizer,
-                                             params, buffers, x, y, states)
+                                             params, buffers, x, y, states,
+                                             a.precision)
         with open(a.reference, "w") as f:
             json.dump({"results": [r.detach().flatten().tolist()
                                    for r in ref]}, f)

@@ -19,20 +19,35 @@ import torch
 
 F32 = "f32"
 I64 = "i64"
+FLOATS = ("f32", "bf16", "f16")
+TORCH_TYPES = {torch.float32: "f32", torch.bfloat16: "bf16",
+               torch.float16: "f16", torch.int64: I64, torch.bool: "i1"}
+
+# The float type of what is being lowered: the node's result type (or its
+# inputs' where the result is not a float), set by Lowering.lower for each
+# node. Every default float type below is this one, so one lowering serves
+# f32, bf16 and f16 (--precision).
+_FT = [F32]
 
 
-def ttype(shape, dtype=F32):
+def ft():
+    return _FT[0]
+
+
+def ttype(shape, dtype=None):
+    dtype = dtype or ft()
     if not shape:
         return f"tensor<{dtype}>"
     return "tensor<" + "x".join(str(s) for s in shape) + f"x{dtype}>"
 
 
-def fconst(v):
-    """An f32 literal MLIR parses (nine significant digits round-trip)."""
-    if v == math.inf:
-        return "0x7F800000"
-    if v == -math.inf:
-        return "0xFF800000"
+def fconst(v, dtype=F32):
+    """A float literal MLIR parses (nine significant digits round-trip an
+    f32; MLIR rounds them to a narrower type); infinities as bit patterns."""
+    if v in (math.inf, -math.inf):
+        bits = {"f32": (0x7F800000, 0xFF800000), "bf16": (0x7F80, 0xFF80),
+                "f16": (0x7C00, 0xFC00)}[dtype]
+        return "0x%X" % bits[0 if v > 0 else 1]
     return "%.9e" % float(v)
 
 
@@ -41,10 +56,10 @@ class V:
     `shape`; `idx[j]` is the logical dim that base dim j follows, or None
     for a base dim of size 1 broadcast (read at index 0)."""
 
-    def __init__(self, name, shape, dtype=F32, bshape=None, idx=None):
+    def __init__(self, name, shape, dtype=None, bshape=None, idx=None):
         self.name = name
         self.shape = tuple(shape)
-        self.dtype = dtype
+        self.dtype = dtype or ft()
         self.bshape = tuple(bshape if bshape is not None else shape)
         self.idx = list(idx if idx is not None else range(len(self.shape)))
 
@@ -77,24 +92,28 @@ class Emitter:
     def emit(self, line):
         self.lines.append("  " + line)
 
-    def const(self, value, dtype=F32):
+    def const(self, value, dtype=None):
+        dtype = dtype or ft()
         key = (value, dtype)
         if key not in self.consts:
             name = self.fresh("c")
-            if dtype == F32:
-                text = f"{name} = arith.constant {fconst(value)} : f32"
+            if dtype in FLOATS:
+                text = (f"{name} = arith.constant {fconst(value, dtype)} : "
+                        f"{dtype}")
             else:
                 text = f"{name} = arith.constant {int(value)} : {dtype}"
             self.const_lines.append("  " + text)
             self.consts[key] = name
         return self.consts[key]
 
-    def empty(self, shape, dtype=F32):
+    def empty(self, shape, dtype=None):
+        dtype = dtype or ft()
         name = self.fresh("e")
         self.emit(f"{name} = tensor.empty() : {ttype(shape, dtype)}")
         return name
 
-    def filled(self, shape, value, dtype=F32):
+    def filled(self, shape, value, dtype=None):
+        dtype = dtype or ft()
         e = self.empty(shape, dtype)
         c = self.const(value, dtype)
         name = self.fresh("f")
@@ -215,7 +234,8 @@ class Emitter:
         return V(v.name, shape, v.dtype, v.bshape, idx)
 
     # ---- elementwise and reductions ------------------------------------------
-    def ew(self, shape, ins, body, dtype=F32):
+    def ew(self, shape, ins, body, dtype=None):
+        dtype = dtype or ft()
         shape = tuple(shape)
         n = len(shape)
         d = [f"d{i}" for i in range(n)]
@@ -240,7 +260,7 @@ class Emitter:
             omap = [d[i] for i in range(n) if i not in dims]
         kinds = ["reduction" if i in dims else "parallel" for i in range(n)]
         ins = [self.expand(v, shape) for v in ins]
-        inits = inits or [(init, F32)] * outs_count
+        inits = inits or [(init, None)] * outs_count
         outs = [self.filled(oshape, iv, dt) for iv, dt in inits]
         return self.generic(n, kinds, ins, [d] * len(ins), outs,
                             [omap] * len(outs), body)
@@ -263,33 +283,34 @@ class BodyBuilder:
         return self.em.const(v)
 
     def addf(self, a, b):
-        return self._op(f"arith.addf {a}, {b} : f32")
+        return self._op(f"arith.addf {a}, {b} : {ft()}")
 
     def subf(self, a, b):
-        return self._op(f"arith.subf {a}, {b} : f32")
+        return self._op(f"arith.subf {a}, {b} : {ft()}")
 
     def mulf(self, a, b):
-        return self._op(f"arith.mulf {a}, {b} : f32")
+        return self._op(f"arith.mulf {a}, {b} : {ft()}")
 
     def divf(self, a, b):
-        return self._op(f"arith.divf {a}, {b} : f32")
+        return self._op(f"arith.divf {a}, {b} : {ft()}")
 
     def negf(self, a):
-        return self._op(f"arith.negf {a} : f32")
+        return self._op(f"arith.negf {a} : {ft()}")
 
     def maxf(self, a, b):
-        return self._op(f"arith.maximumf {a}, {b} : f32")
+        return self._op(f"arith.maximumf {a}, {b} : {ft()}")
 
     def minf(self, a, b):
-        return self._op(f"arith.minimumf {a}, {b} : f32")
+        return self._op(f"arith.minimumf {a}, {b} : {ft()}")
 
     def cmpf(self, pred, a, b):
-        return self._op(f"arith.cmpf {pred}, {a}, {b} : f32")
+        return self._op(f"arith.cmpf {pred}, {a}, {b} : {ft()}")
 
     def cmpi(self, pred, a, b, t=I64):
         return self._op(f"arith.cmpi {pred}, {a}, {b} : {t}")
 
-    def select(self, c, a, b, t=F32):
+    def select(self, c, a, b, t=None):
+        t = t or ft()
         return self._op(f"arith.select {c}, {a}, {b} : {t}")
 
     def ori(self, a, b):
@@ -308,19 +329,19 @@ class BodyBuilder:
         return self._op(f"arith.remsi {a}, {b} : {t}", "i")
 
     def exp(self, a):
-        return self._op(f"math.exp {a} : f32")
+        return self._op(f"math.exp {a} : {ft()}")
 
     def log(self, a):
-        return self._op(f"math.log {a} : f32")
+        return self._op(f"math.log {a} : {ft()}")
 
     def sqrt(self, a):
-        return self._op(f"math.sqrt {a} : f32")
+        return self._op(f"math.sqrt {a} : {ft()}")
 
     def rsqrt(self, a):
-        return self._op(f"math.rsqrt {a} : f32")
+        return self._op(f"math.rsqrt {a} : {ft()}")
 
     def erf(self, a):
-        return self._op(f"math.erf {a} : f32")
+        return self._op(f"math.erf {a} : {ft()}")
 
     def sigmoid(self, a):
         one = self.c(1.0)
@@ -394,7 +415,31 @@ class Lowering:
         fn = getattr(self, "op_" + key, None)
         if fn is None:
             raise Unsupported(f"export.py: no lowering for {name}")
-        return fn(node, self.meta_of(node), *args, **kwargs)
+        meta = self.meta_of(node)
+        _FT[0] = self.float_type(meta, args)
+        return fn(node, meta, *args, **kwargs)
+
+    @staticmethod
+    def float_type(meta, args):
+        """The float type the node computes in: its first float result's,
+        else its first float tensor operand's (a comparison, indices), else
+        f32."""
+        carriers = meta.values() if isinstance(meta, dict) else [meta]
+        for m in carriers:
+            t = TORCH_TYPES.get(getattr(m, "dtype", None))
+            if t in FLOATS:
+                return t
+
+        def operands(xs):
+            for x in xs:
+                if isinstance(x, (list, tuple)):
+                    yield from operands(x)
+                elif isinstance(x, V):
+                    yield x
+        for v in operands(args):
+            if v.dtype in FLOATS:
+                return v.dtype
+        return F32
 
     @staticmethod
     def _one_meta(node):
@@ -578,11 +623,23 @@ class Lowering:
                                                                x[1]), "i1")
 
     def op__to_copy(self, node, meta, x, dtype=None, **kw):
-        if x.dtype == "i1" and dtype == torch.float32:
+        to = TORCH_TYPES.get(dtype, x.dtype) if dtype is not None else x.dtype
+        if x.dtype == "i1" and to in FLOATS:
             return self.em.ew(x.shape, [x], lambda a, bb: bb.select(
-                a[0], bb.c(1.0), bb.c(0.0)))
-        if dtype in (None, torch.float32) and x.dtype == F32:
+                a[0], bb.c(1.0), bb.c(0.0)), to)
+        if to == x.dtype:
             return x
+        if x.dtype in FLOATS and to in FLOATS:
+            # Mixed precision: the master weights to the compute type and
+            # the gradients back (f32 is the wider; bf16 <-> f16 via f32).
+            def body(a, bb):
+                v = a[0]
+                if x.dtype != F32:
+                    v = bb._op(f"arith.extf {v} : {x.dtype} to f32")
+                if to != F32:
+                    v = bb._op(f"arith.truncf {v} : f32 to {to}")
+                return v
+            return self.em.ew(x.shape, [x], body, to)
         raise Unsupported(f"export.py: _to_copy from {x.dtype} to {dtype}")
 
     # ---- elementwise ---------------------------------------------------------
@@ -662,15 +719,18 @@ class Lowering:
         """where.self: the condition selects (operands broadcast; a 0-d
         zero in dropout and its backward)."""
         if not all(isinstance(v, V) for v in (cond, a, b)) or \
-                cond.dtype != "i1" or a.dtype != F32 or b.dtype != F32:
-            raise Unsupported("export.py: where other than i1 ? f32 : f32")
+                cond.dtype != "i1" or a.dtype not in FLOATS or \
+                b.dtype != a.dtype:
+            raise Unsupported("export.py: where other than i1 ? float : "
+                              "float")
         return self.em.ew(self.shape_of(meta), [cond, a, b],
                           lambda x, bb: bb.select(x[0], x[1], x[2]))
 
     def op_scalar_tensor(self, node, meta, value, dtype=None, **kw):
-        if dtype not in (None, torch.float32):
+        to = TORCH_TYPES.get(dtype) if dtype is not None else ft()
+        if to not in FLOATS:
             raise Unsupported(f"export.py: scalar_tensor of {dtype}")
-        return self.em.filled((), float(value))
+        return self.em.filled((), float(value), to)
 
     def op_lms_dropout_mask(self, node, meta, x, seed, salt, p):
         """models.dropout_keep, element by element: the flat index from
@@ -1084,7 +1144,8 @@ class Lowering:
                                body, cost=cost)[0]
 
     # ---- convolution ------------------------------------------------------
-    def _pad(self, x, pads, value=0.0, dtype=F32):
+    def _pad(self, x, pads, value=0.0, dtype=None):
+        dtype = dtype or ft()
         """pads: per spatial dim (lo, hi); dims 0 and 1 unpadded."""
         if all(lo == 0 and hi == 0 for lo, hi in pads):
             return x
@@ -1101,7 +1162,8 @@ class Lowering:
         self.em.emit(f"}} : {x.type} to {ttype(shape, dtype)}")
         return V(name, shape, dtype)
 
-    def _dilate(self, x, strides, fill=0.0, dtype=F32):
+    def _dilate(self, x, strides, fill=0.0, dtype=None):
+        dtype = dtype or ft()
         """Inserts stride-1 fill elements between spatial elements."""
         if all(s == 1 for s in strides):
             return x
