@@ -1,0 +1,319 @@
+"""Convolutions (strided, padded, dilated, depthwise, 3D, transposed) and max
+pooling, with their backward."""
+
+import math
+
+from emit import I64, Unsupported, V, ft, ttype
+
+
+class ConvolutionOps:
+    # ---- convolution ------------------------------------------------------
+    def _pad(self, x, pads, value=0.0, dtype=None):
+        dtype = dtype or ft()
+        """pads: per spatial dim (lo, hi); dims 0 and 1 unpadded."""
+        if all(lo == 0 and hi == 0 for lo, hi in pads):
+            return x
+        x = self.em.materialize(x)
+        lo = [0, 0] + [p[0] for p in pads]
+        hi = [0, 0] + [p[1] for p in pads]
+        shape = tuple(s + l + h for s, l, h in zip(x.shape, lo, hi))
+        name = self.em.fresh("pad")
+        c = self.em.const(value, dtype)
+        self.em.emit(f"{name} = tensor.pad {x.name} low[{', '.join(map(str, lo))}]"
+                     f" high[{', '.join(map(str, hi))}] {{")
+        self.em.emit(f"^bb0({', '.join(f'%i{k}: index' for k in range(len(shape)))}):")
+        self.em.emit(f"  tensor.yield {c} : {dtype}")
+        self.em.emit(f"}} : {x.type} to {ttype(shape, dtype)}")
+        return V(name, shape, dtype)
+
+    def _dilate(self, x, strides, fill=0.0, dtype=None):
+        dtype = dtype or ft()
+        """Inserts stride-1 fill elements between spatial elements."""
+        if all(s == 1 for s in strides):
+            return x
+        x = self.em.materialize(x)
+        shape = tuple(list(x.shape[:2]) + [(n - 1) * s + 1 for n, s in
+                                           zip(x.shape[2:], strides)])
+        base = self.em.filled(shape, fill, dtype)
+        name = self.em.fresh("dil")
+        n = len(shape)
+        self.em.emit(
+            f"{name} = tensor.insert_slice {x.name} into {base.name}"
+            f"[{', '.join(['0'] * n)}] [{', '.join(map(str, x.shape))}]"
+            f" [1, 1, {', '.join(map(str, strides))}] : {x.type} into "
+            f"{ttype(shape, dtype)}")
+        return V(name, shape, dtype)
+
+    def _bias_init(self, b, shape):
+        if b is None:
+            return self.em.filled(shape, 0.0)
+        return self.em.materialize(V(b.name, shape, b.dtype, b.bshape, [1]))
+
+    def op_convolution(self, node, meta, x, w, b, stride, padding, dilation,
+                       transposed, output_padding, groups):
+        shape = self.shape_of(meta)
+        k = len(shape) - 2
+        if transposed:
+            return self._conv_transposed(x, w, b, stride, padding, dilation,
+                                         output_padding, groups, shape)
+        depthwise = self._depthwise(x, w, groups)
+        xp = self._pad(x, [(p, p) for p in padding])
+        sp = [f"d{2 + i}" for i in range(k)]          # output spatial
+        kk = [f"d{3 + k + i}" for i in range(k)]      # kernel spatial
+        xin = [f"{sp[i]} * {stride[i]} + {kk[i]} * {dilation[i]}"
+               for i in range(k)]
+        out = self._bias_init(b, shape)
+        if depthwise:
+            loops = 2 + 2 * k
+            kk = [f"d{2 + k + i}" for i in range(k)]
+            xin = [f"{sp[i]} * {stride[i]} + {kk[i]} * {dilation[i]}"
+                   for i in range(k)]
+            maps = [["d0", "d1"] + xin, ["d1", "0"] + kk]
+            kinds = ["parallel"] * (2 + k) + ["reduction"] * k
+        else:
+            loops = 3 + 2 * k
+            c = f"d{2 + k}"
+            maps = [["d0", c] + xin, ["d1", c] + kk]
+            kinds = ["parallel"] * (2 + k) + ["reduction"] * (1 + k)
+        return self.em.generic(loops, kinds, [xp, w], maps, [out],
+                               [["d0", "d1"] + sp],
+                               lambda a, bb: bb.addf(a[2],
+                                                     bb.mulf(a[0], a[1])))[0]
+
+    def _depthwise(self, x, w, groups):
+        if groups == 1:
+            return False
+        if groups == x.shape[1] and w.shape[0] == groups and w.shape[1] == 1:
+            return True
+        raise Unsupported("export.py: grouped convolution other than "
+                          "depthwise")
+
+    def _conv_transposed(self, x, w, b, stride, padding, dilation, outpad,
+                         groups, shape):
+        k = len(shape) - 2
+        self._check_transposed(w, stride, padding, dilation, outpad, groups)
+        sp = [f"d{2 + i}" for i in range(k)]
+        c = f"d{2 + k}"
+        xin = [f"{sp[i]} floordiv {stride[i]}" for i in range(k)]
+        win = [f"{sp[i]} mod {stride[i]}" for i in range(k)]
+        out = self._bias_init(b, shape)
+        return self.em.generic(
+            3 + k, ["parallel"] * (2 + k) + ["reduction"],
+            [x, w], [["d0", c] + xin, [c, "d1"] + win], [out],
+            [["d0", "d1"] + sp],
+            lambda a, bb: bb.addf(a[2], bb.mulf(a[0], a[1])))[0]
+
+    @staticmethod
+    def _check_transposed(w, stride, padding, dilation, outpad, groups):
+        if (list(w.shape[2:]) != list(stride) or any(padding) or
+                any(d != 1 for d in dilation) or any(outpad) or groups != 1):
+            raise Unsupported("export.py: transposed convolution other than "
+                              "kernel == stride, no padding")
+
+    def op_convolution_backward(self, node, meta, g, x, w, bias_sizes, stride,
+                                padding, dilation, transposed, outpad, groups,
+                                mask):
+        k = len(g.shape) - 2
+        red_out = [0] + list(range(2, 2 + k))
+        gb = self.em.sum(g, red_out) if mask[2] else None
+        if transposed:
+            self._check_transposed(w, stride, padding, dilation, outpad,
+                                   groups)
+            sp = [f"d{2 + i}" for i in range(k)]
+            kk = [f"d{3 + k + i}" for i in range(k)]
+            gin = [f"{sp[i]} * {stride[i]} + {kk[i]}" for i in range(k)]
+            gx = gw = None
+            if mask[0]:
+                # gx[n,c,s] = sum_{f,kk} g[n,f,s*st+kk] * w[c,f,kk]
+                f = f"d{2 + k}"
+                out = self.em.filled(x.shape, 0.0)
+                gx = self.em.generic(
+                    3 + 2 * k, ["parallel"] * (2 + k) + ["reduction"] * (1 + k),
+                    [g, w], [["d0", f] + gin, ["d1", f] + kk], [out],
+                    [["d0", "d1"] + sp],
+                    lambda a, bb: bb.addf(a[2], bb.mulf(a[0], a[1])))[0]
+            if mask[1]:
+                # gw[c,f,kk] = sum_{n,s} x[n,c,s] * g[n,f,s*st+kk]
+                nn_ = f"d{2 + k}"
+                ss = [f"d{3 + k + i}" for i in range(k)]
+                kk2 = [f"d{2 + i}" for i in range(k)]
+                gin2 = [f"{ss[i]} * {stride[i]} + {kk2[i]}" for i in range(k)]
+                out = self.em.filled(w.shape, 0.0)
+                gw = self.em.generic(
+                    3 + 2 * k, ["parallel"] * (2 + k) + ["reduction"] * (1 + k),
+                    [x, g], [[nn_, "d0"] + ss, [nn_, "d1"] + gin2], [out],
+                    [["d0", "d1"] + kk2],
+                    lambda a, bb: bb.addf(a[2], bb.mulf(a[0], a[1])))[0]
+            return (gx, gw, gb)
+
+        depthwise = self._depthwise(x, w, groups)
+        K = list(w.shape[2:])
+        gx = gw = None
+        if mask[1]:
+            xp = self._pad(x, [(p, p) for p in padding])
+            ww = [f"d{2 + i}" for i in range(k)]          # kernel dims
+            if depthwise:
+                # gw[c,0,kk] = sum_{n,o} g[n,c,o] * xp[n,c,o*s+kk*d]
+                kw_ = [f"d{1 + i}" for i in range(k)]
+                n_ = f"d{1 + k}"
+                oo = [f"d{2 + k + i}" for i in range(k)]
+                xin = [f"{oo[i]} * {stride[i]} + {kw_[i]} * {dilation[i]}"
+                       for i in range(k)]
+                out = self.em.filled(w.shape, 0.0)
+                gw = self.em.generic(
+                    2 + 2 * k, ["parallel"] * (1 + k) + ["reduction"] * (1 + k),
+                    [g, xp], [[n_, "d0"] + oo, [n_, "d0"] + xin], [out],
+                    [["d0", "0"] + kw_],
+                    lambda a, bb: bb.addf(a[2], bb.mulf(a[0], a[1])))[0]
+            else:
+                n_ = f"d{2 + k}"
+                oo = [f"d{3 + k + i}" for i in range(k)]
+                xin = [f"{oo[i]} * {stride[i]} + {ww[i]} * {dilation[i]}"
+                       for i in range(k)]
+                out = self.em.filled(w.shape, 0.0)
+                gw = self.em.generic(
+                    3 + 2 * k, ["parallel"] * (2 + k) + ["reduction"] * (1 + k),
+                    [g, xp], [[n_, "d0"] + oo, [n_, "d1"] + xin], [out],
+                    [["d0", "d1"] + ww],
+                    lambda a, bb: bb.addf(a[2], bb.mulf(a[0], a[1])))[0]
+        if mask[0]:
+            G = self._dilate(g, stride)
+            pads = []
+            for i in range(k):
+                full = G.shape[2 + i] + (K[i] - 1) * dilation[i]
+                extra = x.shape[2 + i] + 2 * padding[i] - full
+                lo = (K[i] - 1) * dilation[i]
+                pads.append((lo, lo + max(0, extra)))
+            Gp = self._pad(G, pads)
+            padded = tuple(list(x.shape[:2]) + [x.shape[2 + i] + 2 * padding[i]
+                                                for i in range(k)])
+            sp = [f"d{2 + i}" for i in range(k)]
+            if depthwise:
+                kk = [f"d{2 + k + i}" for i in range(k)]
+                gin = [f"{sp[i]} + {(K[i] - 1) * dilation[i]} - {kk[i]} * "
+                       f"{dilation[i]}" for i in range(k)]
+                out = self.em.filled(padded, 0.0)
+                gxp = self.em.generic(
+                    2 + 2 * k, ["parallel"] * (2 + k) + ["reduction"] * k,
+                    [Gp, w], [["d0", "d1"] + gin, ["d1", "0"] + kk], [out],
+                    [["d0", "d1"] + sp],
+                    lambda a, bb: bb.addf(a[2], bb.mulf(a[0], a[1])))[0]
+            else:
+                f = f"d{2 + k}"
+                kk = [f"d{3 + k + i}" for i in range(k)]
+                gin = [f"{sp[i]} + {(K[i] - 1) * dilation[i]} - {kk[i]} * "
+                       f"{dilation[i]}" for i in range(k)]
+                out = self.em.filled(padded, 0.0)
+                gxp = self.em.generic(
+                    3 + 2 * k, ["parallel"] * (2 + k) + ["reduction"] * (1 + k),
+                    [Gp, w], [["d0", f] + gin, [f, "d1"] + kk], [out],
+                    [["d0", "d1"] + sp],
+                    lambda a, bb: bb.addf(a[2], bb.mulf(a[0], a[1])))[0]
+            gx = gxp
+            for i in range(k):
+                if padding[i]:
+                    gx = self._extract(gx, 2 + i, padding[i], x.shape[2 + i])
+        return (gx, gw, gb)
+
+    # ---- max pooling -----------------------------------------------------
+    def _maxpool(self, node, meta, x, kernel, stride, padding, dilation,
+                 ceil):
+        k = len(x.shape) - 2
+        kernel = list(kernel) * (k if len(kernel) == 1 else 1)
+        stride = list(stride or kernel) * (k if len(stride or kernel) == 1 else 1)
+        padding = list(padding) * (k if len(padding) == 1 else 1)
+        dilation = list(dilation) * (k if len(dilation) == 1 else 1)
+        if ceil or any(d != 1 for d in dilation):
+            raise Unsupported("export.py: max pooling with ceil_mode or "
+                              "dilation")
+        shape = self.shape_of(meta, 0)
+        xp = self._pad(x, [(p, p) for p in padding], -math.inf)
+        sp = [f"d{2 + i}" for i in range(k)]
+        kk = [f"d{2 + k + i}" for i in range(k)]
+        xin = [f"{sp[i]} * {stride[i]} + {kk[i]}" for i in range(k)]
+        vals = self.em.filled(shape, -math.inf)
+        idxs = self.em.filled(shape, -1, I64)
+        dims_in = list(x.shape[2:])
+        # The window's extents come from a kernel-shaped operand.
+        ker = self.em.filled(tuple(kernel), 0.0)
+
+        def body(a, bb):
+            # Flat index (row-major over the unpadded spatial dims) of the
+            # element read; the first maximum wins, as in PyTorch.
+            flat = None
+            for i in range(k):
+                pos = bb.addi(bb.muli(bb.index(2 + i), bb.iconst(stride[i])),
+                              bb.index(2 + k + i))
+                pos = bb.addi(pos, bb.iconst(-padding[i]))
+                flat = pos if flat is None else bb.addi(
+                    bb.muli(flat, bb.iconst(dims_in[i])), pos)
+            flat = bb.to_i64(flat)
+            better = bb.cmpf("ogt", a[0], a[2])
+            first = bb.cmpi("eq", a[3], bb.iconst(-1, I64))
+            take = bb.ori(better, first)
+            return [bb.select(take, a[0], a[2]),
+                    bb.select(take, flat, a[3], I64)]
+        out, ind = self.em.generic(
+            2 + 2 * k, ["parallel"] * (2 + k) + ["reduction"] * k,
+            [xp, ker], [["d0", "d1"] + xin, kk], [vals, idxs],
+            [["d0", "d1"] + sp] * 2, body)
+        return (out, ind)
+
+    def op_max_pool2d_with_indices(self, node, meta, x, kernel, stride=(),
+                                   padding=(0,), dilation=(1,), ceil=False):
+        return self._maxpool(node, meta, x, kernel, stride, padding, dilation,
+                             ceil)
+
+    op_max_pool3d_with_indices = op_max_pool2d_with_indices
+
+    def op_max_pool2d_with_indices_backward(self, node, meta, g, x, kernel,
+                                            stride, padding, dilation, ceil,
+                                            ind):
+        k = len(x.shape) - 2
+        kernel = list(kernel) * (k if len(kernel) == 1 else 1)
+        stride = list(stride or kernel) * (k if len(stride or kernel) == 1 else 1)
+        padding = list(padding) * (k if len(padding) == 1 else 1)
+        # gx[p] = sum over windows o containing p of g[o] * (ind[o] == p), as
+        # PyTorch's kernel scatters it. Window o holds p at kernel offset
+        # r = p + pad - o * s: gathered over r, o = (p + pad - r) / s where
+        # that divides, from g and the indices padded by the windows that
+        # fall outside (-1: no hit). No dilated or padded copy of the
+        # indices at the input's size: the largest extra tensors are g and
+        # the indices with a border.
+        out_dims = list(g.shape[2:])
+        pads = []
+        for i in range(k):
+            first = (padding[i] - kernel[i] + 1) // stride[i]
+            last = (x.shape[2 + i] - 1 + padding[i]) // stride[i]
+            pads.append((max(0, -first), max(0, last - (out_dims[i] - 1))))
+        Gp = self._pad(g, pads)
+        Ip = self._pad(ind, pads, -1, I64)
+        sp = [f"d{2 + i}" for i in range(k)]
+        kk = [f"d{2 + k + i}" for i in range(k)]
+        gin = [f"({sp[i]} + {padding[i]} - {kk[i]}) floordiv {stride[i]} + "
+               f"{pads[i][0]}" for i in range(k)]
+        out = self.em.filled(x.shape, 0.0)
+        dims_in = list(x.shape[2:])
+        # Kernel extents come from a zero-size-free helper: a [K...] tensor.
+        ker = self.em.filled(tuple(kernel), 0.0)
+
+        def body(a, bb):
+            flat = None
+            for i in range(k):
+                pos = bb.index(2 + i)
+                flat = pos if flat is None else bb.addi(
+                    bb.muli(flat, bb.iconst(dims_in[i])), pos)
+            hit = bb.cmpi("eq", a[1], bb.to_i64(flat))
+            for i in range(k):
+                # p + pad - r divides by the stride: o holds p at offset r.
+                t = bb.addi(bb.index(2 + i), bb.iconst(padding[i]))
+                t = bb.addi(t, bb.muli(bb.index(2 + k + i), bb.iconst(-1)))
+                rem = bb.remsi(t, bb.iconst(stride[i]))
+                hit = bb.andi(hit, bb.cmpi("eq", rem, bb.iconst(0), "index"))
+            return bb.select(hit, bb.addf(a[3], a[0]), a[3])
+        return self.em.generic(
+            2 + 2 * k, ["parallel"] * (2 + k) + ["reduction"] * k,
+            [Gp, Ip, ker], [["d0", "d1"] + gin, ["d0", "d1"] + gin, kk],
+            [out], [["d0", "d1"] + sp], body)[0]
+
+    op_max_pool3d_with_indices_backward = op_max_pool2d_with_indices_backward
