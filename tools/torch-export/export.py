@@ -25,6 +25,7 @@ Needs Debian's python3-torch and python3-torchvision (scripts/deps.sh).
 """
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -164,6 +165,25 @@ def reference_with_torch_optim(model, kind, classes, optimizer, params,
 PRECISIONS = {"f32": None, "bf16": torch.bfloat16, "f16": torch.float16}
 
 
+@contextlib.contextmanager
+def no_weight_init():
+    """Models built without initializing their weights (torch.nn.init's
+    in-place initializers do nothing): for fake tracing only the shapes
+    count, and LLaMA's 1.1 billion parameters took most of a minute to
+    initialize."""
+    saved = {}
+    for name in dir(torch.nn.init):
+        fn = getattr(torch.nn.init, name)
+        if name.endswith("_") and not name.startswith("_") and callable(fn):
+            saved[name] = fn
+            setattr(torch.nn.init, name, lambda tensor, *a, **k: tensor)
+    try:
+        yield
+    finally:
+        for name, fn in saved.items():
+            setattr(torch.nn.init, name, fn)
+
+
 def make_step(model, kind, classes, optimizer="none", precision="f32"):
     pnames = [n for n, _ in model.named_parameters()]
     bnames = [n for n, _ in model.named_buffers()]
@@ -291,7 +311,10 @@ def main():
     if a.dropout is not None and not 0 <= a.dropout < 1:
         sys.exit("export.py: --dropout must be in [0, 1)")
     models.DROPOUT_SEED[0] = a.seed
-    model, shape_fn, kind, classes = models.build(a.model, a.size, a.dropout)
+    real = a.with_main or a.reference
+    with (contextlib.nullcontext() if real else no_weight_init()):
+        model, shape_fn, kind, classes = models.build(a.model, a.size,
+                                                      a.dropout)
     if a.dropout and not any(isinstance(m, models.Dropout)
                              for m in model.modules()):
         sys.exit(f"export.py: {a.model} has no dropout layers")
@@ -299,7 +322,6 @@ def main():
                                      a.precision)
     params = [p.detach() for p in model.parameters()]
     buffers = [b.detach() for b in model.buffers()]
-    real = a.with_main or a.reference
     x, y = inputs(shape_fn, kind, classes, a.batch, real, a.seed)
     states, state_kinds = optimizer_states(a.optimizer, params)
     if not real:
