@@ -176,6 +176,20 @@ class Emitter:
         return self.generic(n, ["parallel"] * n, [v], [d], [out], [d],
                             lambda a, b: a[0])[0]
 
+    def insert_slice(self, src, dest, shape, offsets, strides, hint,
+                     dtype=None):
+        """Emits `tensor.insert_slice` of the plain value `src` into the
+        tensor named `dest` (of `shape`) at `offsets` with `strides`;
+        returns the result's name."""
+        name = self.fresh(hint)
+        self.emit(
+            f"{name} = tensor.insert_slice {src.name} into {dest}"
+            f"[{', '.join(map(str, offsets))}] "
+            f"[{', '.join(map(str, src.shape))}]"
+            f" [{', '.join(map(str, strides))}] : {src.type} into "
+            f"{ttype(shape, dtype)}")
+        return name
+
     def reshape(self, v, shape):
         shape = tuple(shape)
         v = self.materialize(v)

@@ -9,8 +9,8 @@ from emit import I64, Unsupported, V, ft, ttype
 class ConvolutionOps:
     # ---- convolution ------------------------------------------------------
     def _pad(self, x, pads, value=0.0, dtype=None):
-        dtype = dtype or ft()
         """pads: per spatial dim (lo, hi); dims 0 and 1 unpadded."""
+        dtype = dtype or ft()
         if all(lo == 0 and hi == 0 for lo, hi in pads):
             return x
         x = self.em.materialize(x)
@@ -27,21 +27,16 @@ class ConvolutionOps:
         return V(name, shape, dtype)
 
     def _dilate(self, x, strides, fill=0.0, dtype=None):
-        dtype = dtype or ft()
         """Inserts stride-1 fill elements between spatial elements."""
+        dtype = dtype or ft()
         if all(s == 1 for s in strides):
             return x
         x = self.em.materialize(x)
         shape = tuple(list(x.shape[:2]) + [(n - 1) * s + 1 for n, s in
                                            zip(x.shape[2:], strides)])
         base = self.em.filled(shape, fill, dtype)
-        name = self.em.fresh("dil")
-        n = len(shape)
-        self.em.emit(
-            f"{name} = tensor.insert_slice {x.name} into {base.name}"
-            f"[{', '.join(['0'] * n)}] [{', '.join(map(str, x.shape))}]"
-            f" [1, 1, {', '.join(map(str, strides))}] : {x.type} into "
-            f"{ttype(shape, dtype)}")
+        name = self.em.insert_slice(x, base.name, shape, [0] * len(shape),
+                                    [1, 1] + list(strides), "dil", dtype)
         return V(name, shape, dtype)
 
     def _bias_init(self, b, shape):

@@ -84,12 +84,8 @@ class ViewOps:
         offs[dim] = start
         strides = [1] * n
         strides[dim] = step
-        name = self.em.fresh("sb")
-        self.em.emit(
-            f"{name} = tensor.insert_slice {g.name} into {base.name}"
-            f"[{', '.join(map(str, offs))}] [{', '.join(map(str, g.shape))}]"
-            f" [{', '.join(map(str, strides))}] : {g.type} into "
-            f"{ttype(shape, g.dtype)}")
+        name = self.em.insert_slice(g, base.name, shape, offs, strides, "sb",
+                                    g.dtype)
         return V(name, shape, g.dtype)
 
     def op_split(self, node, meta, x, size, dim=0):
@@ -111,12 +107,7 @@ class ViewOps:
             x = self.em.materialize(x)
             offs = [0] * n
             offs[dim] = off
-            name = self.em.fresh("cat")
-            self.em.emit(
-                f"{name} = tensor.insert_slice {x.name} into {acc}"
-                f"[{', '.join(map(str, offs))}] [{', '.join(map(str, x.shape))}]"
-                f" [{', '.join(['1'] * n)}] : {x.type} into {ttype(shape)}")
-            acc = name
+            acc = self.em.insert_slice(x, acc, shape, offs, [1] * n, "cat")
             off += x.shape[dim]
         return V(acc, shape)
 
