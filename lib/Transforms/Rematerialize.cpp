@@ -121,8 +121,8 @@ class RecomputeWriter {
 public:
   RecomputeWriter(const FunctionGraph &fg, const RematGraph &rg,
                   RecomputeStats *stats)
-      : fg(fg), rg(rg), block(*fg.getBlock()),
-        positions(originalPositions(block)), stats(stats) {}
+      : fg(fg), rg(rg), block(*fg.getBlock()), originalIds(block.getParentOp()),
+        stats(stats) {}
 
   void run(const ::lms::Plan &plan) {
     std::vector<uint8_t> done(rg.members.size(), 0);
@@ -321,8 +321,7 @@ private:
     for (Operation *member : ops) {
       // Which op it copies, for --lms-strip (there may be equal ones).
       Operation *clone = inner.clone(*member, mapping);
-      clone->setAttr(kRederivedAttr,
-                     inner.getI64IntegerAttr(positions.lookup_or(member, -1)));
+      originalIds.markCopy(clone, member);
     }
     SmallVector<Value> results;
     for (Value v : yielded)
@@ -348,7 +347,7 @@ private:
   const FunctionGraph &fg;
   const RematGraph &rg;
   Block &block;
-  DenseMap<Operation *, int64_t> positions;
+  OriginalIds originalIds;
   RecomputeStats *stats;
   /// Original value -> the recomputation that stands for it now.
   DenseMap<Value, Value> current;

@@ -158,9 +158,9 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
     swapOut.erase();
   }
 
-  // Constants fetched again (an lms.recompute of a constant and views of
-  // it, each marked with the position of the op it copies): inline, then
-  // merge by position below (there may be several equal constants).
+  // Constants fetched again and recomputations (an lms.recompute whose ops
+  // each carry the id of the op they copy): inline, then merge by id below
+  // (there may be several equal constants).
   SmallVector<RecomputeOp> fetches;
   root->walk([&](RecomputeOp recompute) {
     Block &body = recompute.getBody().front();
@@ -172,24 +172,20 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
   for (RecomputeOp fetch : fetches)
     inlineRecompute(fetch, root, /*merge=*/false, stats);
 
-  // Views the swap rewrite re-derived after a swap-in now read the original
-  // value again: merge each with the view it copies (the op at the recorded
-  // position among the ops LMS did not insert; any equivalent earlier view
-  // if the IR was changed in between).
+  // Copies LMS made (views re-derived after a swap-in, which now read the
+  // original value again; the ops of inlined recomputations) merge into the
+  // op whose id they carry (kOriginalAttr), or, if the IR was changed in
+  // between, into an equivalent earlier op.
+  DenseMap<int64_t, Operation *> originals;
+  root->walk([&](Operation *op) {
+    if (auto id = op->getAttrOfType<IntegerAttr>(kOriginalAttr))
+      originals.try_emplace(id.getInt(), op);
+  });
   SmallVector<Operation *> rederived;
   root->walk([&](Operation *op) {
     if (op->hasAttr(kRederivedAttr))
       rederived.push_back(op);
   });
-  DenseMap<Block *, SmallVector<Operation *>> originalsOf;
-  auto originals = [&](Block *block) -> SmallVector<Operation *> & {
-    auto [it, inserted] = originalsOf.try_emplace(block);
-    if (inserted)
-      for (Operation &op : *block)
-        if (!isInsertedByLMS(op))
-          it->second.push_back(&op);
-    return it->second;
-  };
   // Equal operands; values defined in regions (block arguments, payload
   // results) correspond as the comparison walks them.
   auto equivalent = [](Operation *a, Operation *b) {
@@ -205,15 +201,19 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
         OperationEquivalence::IgnoreLocations);
   };
   for (Operation *op : rederived) {
-    // (The originals are numbered before this op loses its mark.)
-    SmallVector<Operation *> &list = originals(op->getBlock());
-    auto position = op->getAttrOfType<IntegerAttr>(kRederivedAttr);
+    auto id = op->getAttrOfType<IntegerAttr>(kRederivedAttr);
     op->removeAttr(kRederivedAttr);
-    Operation *target = nullptr;
-    if (position && position.getInt() >= 0 &&
-        position.getInt() < static_cast<int64_t>(list.size()) &&
-        equivalent(op, list[position.getInt()]))
-      target = list[position.getInt()];
+    Operation *target = originals.lookup(id ? id.getInt() : -1);
+    // (The original loses its mark only at the end: its other copies come
+    // later.)
+    if (target) {
+      target->removeAttr(kOriginalAttr);
+      bool same = target->getBlock() == op->getBlock() &&
+                  target->isBeforeInBlock(op) && equivalent(op, target);
+      target->setAttr(kOriginalAttr, id);
+      if (!same)
+        target = nullptr;
+    }
     for (Operation *prev = op->getPrevNode(); prev && !target;
          prev = prev->getPrevNode())
       if (equivalent(op, prev))
@@ -224,6 +224,7 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
     op->erase();
     ++stats.opsMerged;
   }
+  root->walk([](Operation *op) { op->removeAttr(kOriginalAttr); });
 
   // Recomputations: inline, then merge the clones with the originals.
   inlineRecomputes(root, /*mergeWithOriginals=*/true, &stats);

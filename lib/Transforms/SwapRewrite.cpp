@@ -22,12 +22,26 @@ bool mlir::lms::isInsertedByLMS(Operation &op) {
          op.hasAttr(kRederivedAttr) || op.hasAttr(kMaterializedCopyAttr);
 }
 
-DenseMap<Operation *, int64_t> mlir::lms::originalPositions(Block &block) {
-  DenseMap<Operation *, int64_t> positions;
-  for (Operation &op : block)
-    if (!isInsertedByLMS(op))
-      positions.try_emplace(&op, positions.size());
-  return positions;
+mlir::lms::OriginalIds::OriginalIds(Operation *scope) {
+  scope->walk([&](Operation *op) {
+    for (StringRef name : {kOriginalAttr, kRederivedAttr})
+      if (auto id = op->getAttrOfType<IntegerAttr>(name))
+        next = std::max(next, id.getInt() + 1);
+  });
+}
+
+void mlir::lms::OriginalIds::markCopy(Operation *clone, Operation *copied) {
+  Builder builder(clone->getContext());
+  auto id = copied->getAttrOfType<IntegerAttr>(kRederivedAttr);
+  if (!id)
+    id = copied->getAttrOfType<IntegerAttr>(kOriginalAttr);
+  if (!id) {
+    id = builder.getI64IntegerAttr(next++);
+    copied->setAttr(kOriginalAttr, id);
+  }
+  // (A clone of an op that already had its id would carry it too.)
+  clone->removeAttr(kOriginalAttr);
+  clone->setAttr(kRederivedAttr, id);
 }
 
 void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
@@ -42,9 +56,9 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
   // the graph's rewrite (applySwapPlan) inserts them: one description.
   ::lms::SwapEvents events = ::lms::swapEvents(graph.getGraph(), plan);
 
-  // Where each op of the block stands before the rewrite: what re-derived
-  // ops record (the position --lms-strip merges them back at).
-  DenseMap<Operation *, int64_t> blockPosition = originalPositions(block);
+  // The ids that link each re-derived op to the op it copies (what
+  // --lms-strip merges it back into).
+  OriginalIds originalIds(block.getParentOp());
 
   // The value each decision offloads, through earlier replacements.
   DenseMap<Value, Value> current;
@@ -88,7 +102,7 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
         // A constant comes back from its host data: the constant again (and
         // the views of it that the gap's value is), in an lms.recompute so
         // that CSE does not merge it with the original. Each clone records
-        // the position of the op it copies, for --lms-strip.
+        // the op it copies, for --lms-strip.
         // The views from the value down to the constant (or to an earlier
         // fetch of it, which the views may read by now).
         Value root = graph.getAllocatingValue(d.tensor);
@@ -105,18 +119,13 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
             RecomputeOp::create(builder, root.getLoc(),
                                 TypeRange{original.getType()}, ValueRange{});
         OpBuilder inner = OpBuilder::atBlockEnd(&recompute.getBody().front());
-        auto mark = [&](Operation *clone, Operation *copied) {
-          clone->setAttr(
-              kRederivedAttr,
-              builder.getI64IntegerAttr(blockPosition.lookup_or(copied, -1)));
-        };
         Operation *clone = inner.clone(*root.getDefiningOp());
-        mark(clone, root.getDefiningOp());
+        originalIds.markCopy(clone, root.getDefiningOp());
         IRMapping mapping;
         mapping.map(base, clone->getResult(0));
         for (Operation *view : llvm::reverse(views)) {
           clone = inner.clone(*view, mapping);
-          mark(clone, view);
+          originalIds.markCopy(clone, view);
         }
         YieldOp::create(inner, root.getLoc(), clone->getResults());
         fetched = recompute.getResult(0);
@@ -162,17 +171,11 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
         Operation *clone = nullptr;
         for (Operation *op : llvm::reverse(chain)) {
           clone = builder.clone(*op, mapping);
-          // Which op it copies: its position in the original block; a copy
-          // of a view re-derived at an earlier swap-in copies the view that
-          // one copies (else --lms-strip would merge it with any equal view,
-          // and the views chained on it would match none).
-          auto position = blockPosition.find(op);
-          int64_t copied = -1;
-          if (position != blockPosition.end())
-            copied = position->second;
-          else if (auto mark = op->getAttrOfType<IntegerAttr>(kRederivedAttr))
-            copied = mark.getInt();
-          clone->setAttr(kRederivedAttr, builder.getI64IntegerAttr(copied));
+          // Which op it copies; a copy of a view re-derived at an earlier
+          // swap-in copies the view that one copies (else --lms-strip would
+          // merge it with any equal view, and the views chained on it would
+          // match none).
+          originalIds.markCopy(clone, op);
         }
         Value rederived = clone->getResult(0);
         chain.front()->getResult(0).replaceUsesWithIf(

@@ -172,3 +172,21 @@ func.func @arena_text() attributes {lms.arena_bytes = "big"} {
 func.func @arena_negative() attributes {lms.arena_bytes = 256 : i64, lms.arena_live_bytes = -1 : i64} {
   return
 }
+
+// -----
+
+// The ids that link a copy LMS made to the op it copies are checked when
+// the IR is parsed.
+func.func @rederived_not_an_id(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'lms.rederived' must be a non-negative i64 id, got 2 : i32}}
+  %e = tensor.empty() {lms.rederived = 2 : i32} : tensor<4xf32>
+  return %e : tensor<4xf32>
+}
+
+// -----
+
+func.func @original_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'lms.original' must be a non-negative i64 id, got -1 : i64}}
+  %e = tensor.empty() {lms.original = -1 : i64} : tensor<4xf32>
+  return %e : tensor<4xf32>
+}

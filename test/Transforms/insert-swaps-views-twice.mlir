@@ -7,12 +7,18 @@
 // COM: two gaps. After the first swap-in its views %v1/%v2 are re-derived,
 // COM: and %w1/%w2 are views of the re-derived %v2. At the second swap-in
 // COM: the chain of %w2 runs through those re-derived views, which are
-// COM: copied again: the copies must carry the position of the views they
-// COM: copy (0 and 1), not -1. With -1, --lms-strip merged them with the
+// COM: copied again: the copies must carry the id of the views they copy
+// COM: (0 and 1, which %v1/%v2 carry as lms.original), not one of their
+// COM: own. When they carried none, --lms-strip merged them with the
 // COM: nearest equal view (%v3/%v4, an equal pair of views of %x), and the
 // COM: copies of %w1/%w2 then matched no op: strip did not give back the
 // COM: input (an extra expand/collapse pair remained).
 // CHECK-LABEL: func.func @view_of_rederived_view
+// CHECK:      tensor.expand_shape %arg0 {{.*}} {lms.original = 0 : i64}
+// CHECK-NEXT: tensor.collapse_shape {{.*}} {lms.original = 1 : i64}
+// CHECK-NEXT: tensor.expand_shape %arg0
+// CHECK-NOT:  lms.original
+// CHECK-SAME: tensor<10xi8> into tensor<2x5xi8>
 // CHECK:      %[[H:.*]] = lms.swap_out %arg0
 // CHECK:      lms.swap_in %[[H]]
 // CHECK-NEXT: tensor.expand_shape {{.*}} {lms.rederived = 0 : i64}
@@ -20,8 +26,8 @@
 // CHECK:      %[[U2:.*]] = lms.swap_in %[[H]]
 // CHECK-NEXT: %[[E:.*]] = tensor.expand_shape %[[U2]] {{.*}} {lms.rederived = 0 : i64}
 // CHECK-NEXT: %[[C:.*]] = tensor.collapse_shape %[[E]] {{.*}} {lms.rederived = 1 : i64}
-// CHECK-NEXT: %[[E2:.*]] = tensor.expand_shape %[[C]] {{.*}} {lms.rederived = 10 : i64}
-// CHECK-NEXT: %[[C2:.*]] = tensor.collapse_shape %[[E2]] {{.*}} {lms.rederived = 11 : i64}
+// CHECK-NEXT: %[[E2:.*]] = tensor.expand_shape %[[C]] {{.*}} {lms.rederived = 2 : i64}
+// CHECK-NEXT: %[[C2:.*]] = tensor.collapse_shape %[[E2]] {{.*}} {lms.rederived = 3 : i64}
 // CHECK-NEXT: "test.op"(%{{.*}}, %[[U2]], %[[C2]])
 #unit = #dlti.target_system_spec<"GPU" = #dlti.target_device_spec<
   "lms.h2d_bandwidth" = 10.0 : f64, "lms.d2h_bandwidth" = 10.0 : f64,

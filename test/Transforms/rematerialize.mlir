@@ -19,16 +19,18 @@
 
 // CHECK-LABEL: func.func @fill_once
 // CHECK:         %[[CST:.*]] = arith.constant 1.0
-// CHECK:         %[[A:.*]] = linalg.fill ins(%[[CST]] : f32)
-// CHECK:         linalg.exp
+// CHECK:         tensor.empty() {lms.original = 0 : i64} : tensor<1024xf32>
+// CHECK-NEXT:    %[[A:.*]] = linalg.fill {lms.original = 1 : i64} ins(%[[CST]] : f32)
+// CHECK:         linalg.exp ins
 // CHECK:         %[[C:.*]] = linalg.reduce
 // COM: The chain that produced %a (tensor.empty, linalg.fill) is one unit:
-// COM: both are cloned, each marked with the position of the op it copies
-// COM: (for --lms-strip); the scalar it reads is passed in.
+// COM: both are cloned, each marked with the id that the op it copies
+// COM: carries as lms.original (for --lms-strip); the scalar it reads is
+// COM: passed in.
 // CHECK:         %[[A1:.*]] = lms.recompute(%[[CST]]) : (f32) -> tensor<1024xf32> {
 // CHECK-NEXT:    ^bb0(%[[IN:.*]]: f32):
-// CHECK-NEXT:      %[[E:.*]] = tensor.empty() {lms.rederived = 2 : i64} : tensor<1024xf32>
-// CHECK-NEXT:      %[[F:.*]] = linalg.fill {lms.rederived = 3 : i64} ins(%[[IN]] : f32) outs(%[[E]] : tensor<1024xf32>)
+// CHECK-NEXT:      %[[E:.*]] = tensor.empty() {lms.rederived = 0 : i64} : tensor<1024xf32>
+// CHECK-NEXT:      %[[F:.*]] = linalg.fill {lms.rederived = 1 : i64} ins(%[[IN]] : f32) outs(%[[E]] : tensor<1024xf32>)
 // CHECK-NEXT:      lms.yield %[[F]] : tensor<1024xf32>
 // CHECK-NEXT:    }
 // CHECK:         linalg.add ins(%[[C]], %[[A1]] :

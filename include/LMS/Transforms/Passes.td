@@ -72,8 +72,11 @@ def LMSStrip : Pass<"lms-strip"> {
       by the swapped-out value (chains of swaps collapse to the first value);
       the `lms.swap_wait` and `lms.swap_out` ops that are left unused go away;
     * every `lms.recompute` is inlined at its position, and each inlined op
-      that is equivalent to an op that dominates it (the original
-      computation) is replaced by that op, so the recomputation disappears;
+      is replaced by the op it copies (the one whose `lms.original` id its
+      `lms.rederived` names; without one, an equivalent op that dominates
+      it), so the recomputation disappears; views re-derived after a
+      swap-in merge back the same way, and no `lms.rederived` or
+      `lms.original` mark is left;
     * calls of borrowing copies of callees (`@f_lms_borrow_...`) call `@f`
       again, and copies nobody calls any more are erased;
     * the copies that make bufferization's decisions explicit
@@ -220,8 +223,9 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
     stream, one copy stream each way). A tensor may be offloaded over several
     gaps; function arguments are candidates too. Views of an offloaded value
     made before the gap and read after it (reshapes, slices) are re-derived
-    from the swapped-in value, marked `lms.rederived` with the position of
-    the view they copy (`--lms-strip` merges them back).
+    from the swapped-in value, marked `lms.rederived = K` where the view they
+    copy carries `lms.original = K` (`--lms-strip` merges them back and
+    removes both marks).
 
     Input (budget 3 MiB; every tensor is 1 MiB):
 

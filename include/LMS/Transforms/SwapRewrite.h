@@ -10,20 +10,33 @@
 namespace mlir {
 namespace lms {
 
-/// Marks the view ops the swap rewrite re-derives from a swapped-in value,
-/// with the position (among the top-level ops of the function before the
-/// rewrite) of the view it copies; --lms-strip merges them back into it.
+/// Marks the ops LMS copies (views re-derived from a swapped-in value,
+/// constants fetched again, recomputed ops) with the id of the op they copy,
+/// which that op carries as `kOriginalAttr`; --lms-strip merges each copy
+/// back into the op with its id and removes both marks. An id, not a
+/// position: it stays right whatever is inserted or removed in between.
 constexpr llvm::StringLiteral kRederivedAttr = "lms.rederived";
+constexpr llvm::StringLiteral kOriginalAttr = "lms.original";
 
 /// Whether LMS inserted `op`: of the lms dialect, re-derived, or a
 /// materialized bufferization copy (`lms.copy`; planning may add more of
 /// them after positions were recorded).
 bool isInsertedByLMS(Operation &op);
 
-/// The positions that `kRederivedAttr` records: each op of `block` that LMS
-/// did not insert, numbered in order. --lms-strip numbers the ops the same
-/// way.
-DenseMap<Operation *, int64_t> originalPositions(Block &block);
+/// Hands out the ids of kOriginalAttr within one function (or other
+/// isolated region): one more than the largest id already there, so that
+/// running a pass again does not reuse one.
+class OriginalIds {
+public:
+  explicit OriginalIds(Operation *scope);
+  /// Marks `clone` as a copy of `copied`: with the id `copied` carries
+  /// (given it now if it has none), or, when `copied` is itself a copy,
+  /// with the id of the op that one copies.
+  void markCopy(Operation *clone, Operation *copied);
+
+private:
+  int64_t next = 0;
+};
 
 /// Inserts the swap ops of `plan` (made on `graph`, whose gaps `candidates`
 /// allowed) into the function `graph` was built from, in the order

@@ -158,10 +158,14 @@ LogicalResult LMSDialect::verifyOperationAttribute(Operation *op,
       return success();
     return error() << "'" << name << "' must be a unit or bool attribute";
   }
-  if (name == "lms.rederived") {
-    if (isa<IntegerAttr>(value))
+  if (name == "lms.rederived" || name == "lms.original") {
+    // Written by the rewrites, read by --lms-strip: a copy and the op it
+    // copies carry the same id.
+    auto id = dyn_cast<IntegerAttr>(value);
+    if (id && id.getType().isSignlessInteger(64) && !id.getValue().isNegative())
       return success();
-    return error() << "'" << name << "' must be an integer position";
+    return error() << "'" << name << "' must be a non-negative i64 id, got "
+                   << value;
   }
   if (name == "lms.arena_bytes" || name == "lms.arena_live_bytes") {
     // Written by --lms-carve-arena on the functions it carves.

@@ -46,7 +46,8 @@ def LMS_Dialect : Dialect {
     | `lms.max_bytes` | an op, or a function argument (`arg_attrs`) | a non-negative integer number of bytes, or an array of them (one per result): the upper bound of a value of dynamic shape |
     | `lms.cost` | an op | a non-negative finite number (FLOPs) or a dictionary of `flops`, `bytes` and `seconds` |
     | `lms.recomputable` | an op | unit or bool: an op of an unregistered dialect may be recomputed |
-    | `lms.rederived` | an op | integer: the position of the op it copies (written by `--lms-insert-swaps`, read by `--lms-strip`) |
+    | `lms.rederived` | an op | i64 id: the op is a copy LMS made (a view re-derived after a swap-in, a constant fetched again, a recomputed op) of the op that carries the same id as `lms.original` (written by `--lms-insert-swaps` and `--lms-rematerialize`, read and removed by `--lms-strip`) |
+    | `lms.original` | an op | i64 id: the op has copies marked `lms.rederived` with this id |
     | `lms.copy` | `bufferization.alloc_tensor` | unit: a copy bufferization would make, made explicit by the planning passes |
     | `lms.borrowed` | a function argument | unit: the function borrows it (never frees or writes it) |
     | `lms.resident_constants` | the module | unit: constants stay resident from entry to the end |
@@ -54,8 +55,8 @@ def LMS_Dialect : Dialect {
   }];
   let useDefaultTypePrinterParser = 1;
   // The discardable attributes LMS reads and writes (lms.budget,
-  // lms.max_bytes, lms.cost, lms.recomputable, lms.rederived, lms.copy,
-  // lms.borrowed, lms.resident_constants, ...) are checked where they
+  // lms.max_bytes, lms.cost, lms.recomputable, lms.rederived, lms.original,
+  // lms.copy, lms.borrowed, lms.resident_constants, ...) are checked where they
   // stand, when the IR is verified (docs/Dialects/LMS.md lists them).
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
