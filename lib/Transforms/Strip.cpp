@@ -176,10 +176,17 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
   // original value again; the ops of inlined recomputations) merge into the
   // op whose id they carry (kOriginalAttr), or, if the IR was changed in
   // between, into an equivalent earlier op.
-  DenseMap<int64_t, Operation *> originals;
+  // Ids are unique in a function (the closest op isolated from above).
+  auto scopeOf = [](Operation *op) {
+    Operation *scope = op->getParentOp();
+    while (scope && !scope->hasTrait<OpTrait::IsIsolatedFromAbove>())
+      scope = scope->getParentOp();
+    return scope;
+  };
+  DenseMap<std::pair<Operation *, int64_t>, Operation *> originals;
   root->walk([&](Operation *op) {
     if (auto id = op->getAttrOfType<IntegerAttr>(kOriginalAttr))
-      originals.try_emplace(id.getInt(), op);
+      originals.try_emplace({scopeOf(op), id.getInt()}, op);
   });
   SmallVector<Operation *> rederived;
   root->walk([&](Operation *op) {
@@ -203,7 +210,8 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
   for (Operation *op : rederived) {
     auto id = op->getAttrOfType<IntegerAttr>(kRederivedAttr);
     op->removeAttr(kRederivedAttr);
-    Operation *target = originals.lookup(id ? id.getInt() : -1);
+    Operation *target =
+        id ? originals.lookup({scopeOf(op), id.getInt()}) : nullptr;
     // (The original loses its mark only at the end: its other copies come
     // later.)
     if (target) {

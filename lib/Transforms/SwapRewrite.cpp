@@ -23,6 +23,10 @@ bool mlir::lms::isInsertedByLMS(Operation &op) {
 }
 
 mlir::lms::OriginalIds::OriginalIds(Operation *scope) {
+  // Ids are unique in the function (the closest op isolated from above).
+  while (!scope->hasTrait<OpTrait::IsIsolatedFromAbove>() &&
+         scope->getParentOp())
+    scope = scope->getParentOp();
   scope->walk([&](Operation *op) {
     for (StringRef name : {kOriginalAttr, kRederivedAttr})
       if (auto id = op->getAttrOfType<IntegerAttr>(name))

@@ -159,6 +159,21 @@ func.func @host_argument(%h: !lms.host<tensor<16xf32>>) -> tensor<16xf32> {
 // COM: behind. Earlier strip found the op by a position among the ops LMS
 // COM: did not insert, which an insertion or removal in between shifted:
 // COM: property programs 942 and 1234 of seed 11.) No mark is left.
+// COM: Ids are unique in a function, not in the module: the id 3 of
+// COM: @ids_are_per_function must not take the copy of @ids_pick_among_equal_ops
+// COM: away from its own original.
+// CHECK-LABEL: func.func @ids_are_per_function
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<16xf32>
+// CHECK-NEXT: return %[[E]]
+func.func @ids_are_per_function() -> tensor<16xf32> {
+  %e = tensor.empty() {lms.original = 3 : i64} : tensor<16xf32>
+  %r = lms.recompute () : () -> tensor<16xf32> {
+    %c = tensor.empty() {lms.rederived = 3 : i64} : tensor<16xf32>
+    lms.yield %c : tensor<16xf32>
+  }
+  return %r : tensor<16xf32>
+}
+
 // CHECK-LABEL: func.func @ids_pick_among_equal_ops
 // CHECK-SAME: (%[[X:.*]]: tensor<16xf32>)
 // CHECK: %[[E0:.*]] = tensor.empty()
