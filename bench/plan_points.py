@@ -40,11 +40,13 @@ PASSES = {
 }
 
 
-def run(work, model, size, batch, device, method):
-    path = os.path.join(work, f"{model}-{size}-b{batch}.mlir")
+def run(work, model, size, batch, device, method, precision="f32"):
+    suffix = "" if precision == "f32" else f"-{precision}"
+    path = os.path.join(work, f"{model}-{size}-b{batch}{suffix}.mlir")
     if not os.path.exists(path):
         subprocess.run([PY, EXPORT, "--model", model, "--batch", str(batch),
-                        "--size", str(size), "--train", "-o", path],
+                        "--size", str(size), "--train", "--precision",
+                        precision, "-o", path],
                        check=True, capture_output=True)
     report = path + f".{device}.{method}.json"
     passes = []
@@ -63,6 +65,8 @@ def run(work, model, size, batch, device, method):
     seconds = time.time() - t0
     result = {"model": model, "size": size, "batch": batch, "device": device,
               "method": method, "planning_s": round(seconds, 1)}
+    if precision != "f32":
+        result["precision"] = precision
     if r.returncode != 0:
         lines = [l for l in r.stderr.splitlines() if "error:" in l]
         result["fits"] = False
@@ -88,6 +92,9 @@ def main():
     ap.add_argument("--batches", required=True)
     ap.add_argument("--methods", default="remat,plan")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--precision", choices=["f32", "bf16", "f16"],
+                    default="f32", help="the exported step's compute type "
+                    "(export.py --precision)")
     ap.add_argument("--json")
     ap.add_argument("--work", help="keep exports here (default: a temporary "
                     "directory)")
@@ -102,12 +109,13 @@ def main():
     os.makedirs(work, exist_ok=True)
     # Exports first (one per batch), then the runs in parallel.
     for b in batches:
-        run(work, args.model, args.size, b, args.device, "none")
+        run(work, args.model, args.size, b, args.device, "none",
+            args.precision)
     jobs = [(b, m) for b in batches for m in methods]
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(
             lambda job: run(work, args.model, args.size, job[0], args.device,
-                            job[1]), jobs))
+                            job[1], args.precision), jobs))
     base = {r["batch"]: r.get("time_s") for r in results
             if r["method"] == "none"}
     for r in results:
@@ -124,7 +132,8 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"model": args.model, "size": args.size,
-                       "device": args.device, "results": results}, f,
+                       "device": args.device, "precision": args.precision,
+                       "results": results}, f,
                       indent=1)
 
 
