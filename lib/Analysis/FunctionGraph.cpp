@@ -780,6 +780,15 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
   // may write into it in place (constants are read-only).
   std::vector<OpIndex> bufferLastUse;
   std::vector<uint8_t> writable;
+  // In a nested block: values of this block that are (views of) a buffer of
+  // the enclosing function, written in place here; views of them allocate
+  // nothing either.
+  DenseSet<Value> enclosingAliases;
+  auto inEnclosing = [&](Value value) {
+    Value root = viewRoot(value);
+    return enclosingAliases.contains(root) ||
+           root.getParentRegion()->isProperAncestor(block.getParent());
+  };
   auto newBuffer = [&](Value value, uint64_t bytes, MemorySpace space,
                        OpIndex producerIndex, bool isWritable) {
     TensorIndex t = graph.addTensor("", bytes, space);
@@ -993,8 +1002,10 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
           }
           // In a nested block, written in place into (a view of) a buffer
           // of the enclosing function: no new buffer here either.
-          if (!buffer && regionMode && analysed && *analysed)
+          if (!buffer && regionMode && analysed && *analysed) {
+            enclosingAliases.insert(result);
             continue;
+          }
         } else {
           // Views alias their source and keep it alive, except where
           // bufferization copies the view (a write to the source while the
@@ -1016,12 +1027,10 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
               continue;
             }
             // In a nested block, a view of a buffer of the enclosing
-            // function (a slice of a captured tensor, or a view of such a
-            // slice) allocates nothing: the buffer is counted there,
-            // resident across the op.
-            if (regionMode && viewRoot(source->get())
-                                  .getParentRegion()
-                                  ->isProperAncestor(block.getParent()))
+            // function (a slice of a captured tensor, a view of such a
+            // slice, or of a result written in place into one) allocates
+            // nothing: the buffer is counted there, resident across the op.
+            if (regionMode && inEnclosing(source->get()))
               continue;
           }
         }
