@@ -176,12 +176,9 @@ StripStatistics mlir::lms::stripLMSOps(Operation *root) {
   // original value again; the ops of inlined recomputations) merge into the
   // op whose id they carry (kOriginalAttr), or, if the IR was changed in
   // between, into an equivalent earlier op.
-  // Ids are unique in a function (the closest op isolated from above).
+  // Ids are unique in a function.
   auto scopeOf = [](Operation *op) {
-    Operation *scope = op->getParentOp();
-    while (scope && !scope->hasTrait<OpTrait::IsIsolatedFromAbove>())
-      scope = scope->getParentOp();
-    return scope;
+    return originalIdScope(op->getParentOp() ? op->getParentOp() : op);
   };
   DenseMap<std::pair<Operation *, int64_t>, Operation *> originals;
   root->walk([&](Operation *op) {

@@ -17,17 +17,14 @@ using ::lms::OpIndex;
 using ::lms::SwapDecision;
 using ::lms::TensorIndex;
 
-bool mlir::lms::isInsertedByLMS(Operation &op) {
-  return op.getName().getDialectNamespace() == "lms" ||
-         op.hasAttr(kRederivedAttr) || op.hasAttr(kMaterializedCopyAttr);
+Operation *mlir::lms::originalIdScope(Operation *op) {
+  while (!op->hasTrait<OpTrait::IsIsolatedFromAbove>() && op->getParentOp())
+    op = op->getParentOp();
+  return op;
 }
 
 mlir::lms::OriginalIds::OriginalIds(Operation *scope) {
-  // Ids are unique in the function (the closest op isolated from above).
-  while (!scope->hasTrait<OpTrait::IsIsolatedFromAbove>() &&
-         scope->getParentOp())
-    scope = scope->getParentOp();
-  scope->walk([&](Operation *op) {
+  originalIdScope(scope)->walk([&](Operation *op) {
     for (StringRef name : {kOriginalAttr, kRederivedAttr})
       if (auto id = op->getAttrOfType<IntegerAttr>(name))
         next = std::max(next, id.getInt() + 1);

@@ -18,10 +18,10 @@ namespace lms {
 constexpr llvm::StringLiteral kRederivedAttr = "lms.rederived";
 constexpr llvm::StringLiteral kOriginalAttr = "lms.original";
 
-/// Whether LMS inserted `op`: of the lms dialect, re-derived, or a
-/// materialized bufferization copy (`lms.copy`; planning may add more of
-/// them after positions were recorded).
-bool isInsertedByLMS(Operation &op);
+/// The op within which kOriginalAttr ids are unique: the closest op
+/// isolated from above that holds `op` (its function), or `op` itself when
+/// it is one.
+Operation *originalIdScope(Operation *op);
 
 /// Hands out the ids of kOriginalAttr within one function (or other
 /// isolated region): one more than the largest id already there, so that
