@@ -12,39 +12,20 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from dropout_hash import dropout_keep
+
 
 # ---- Dropout with a mask the exported program computes the same way ------
 #
 # PyTorch's dropout draws its mask from the generator's state, which an
 # exported program cannot reproduce. Models here use `Dropout`, whose mask
 # is a hash of the element's position, a seed (export.py --seed) and a salt
-# per dropout layer: the op `lms::dropout_mask`, computed by the kernel
-# below in PyTorch (the reference) and by the same arithmetic in the
-# exported MLIR (lower.py). All arithmetic is on values below 2^32 times
-# constants below 2^31, so int64 never overflows and both agree exactly.
-# Like PyTorch's `native_dropout`, the forward keeps the boolean mask for
+# per dropout layer (dropout_hash.py): the op `lms::dropout_mask`, computed
+# by the kernel below in PyTorch (the reference) and by the same arithmetic
+# in the exported MLIR (ops_elementwise.py). Like PyTorch's `native_dropout`, the forward keeps the boolean mask for
 # the backward (one byte an element).
 
 DROPOUT_SEED = [0]
-MASK32 = 0xFFFFFFFF
-HASH_SEED, HASH_SALT = 0x27D4EB2D, 0x165667B1
-HASH_MUL1, HASH_MUL2 = 0x21F0AAAD, 0x735A2D97
-
-
-def dropout_keep(index, seed, salt, p):
-    """Whether the element at flat `index` (int64 tensor) is kept: the
-    lowbias32 hash of index ^ seed ^ salt, its upper 24 bits against p."""
-    h = (index & MASK32) ^ ((seed & MASK32) * HASH_SEED & MASK32) ^ \
-        ((salt & MASK32) * HASH_SALT & MASK32)
-    h = ((h ^ (h >> 16)) * HASH_MUL1) & MASK32
-    h = ((h ^ (h >> 15)) * HASH_MUL2) & MASK32
-    h = h ^ (h >> 15)
-    return (h >> 8) >= dropout_threshold(p)
-
-
-def dropout_threshold(p):
-    return int(round(p * (1 << 24)))
-
 
 _LIB = torch.library.Library("lms", "DEF")
 _LIB.define("dropout_mask(Tensor x, int seed, int salt, float p) -> Tensor")

@@ -3,6 +3,8 @@ dropout masks."""
 
 import math
 
+from dropout_hash import (HASH_MUL1, HASH_MUL2, HASH_SALT, HASH_SEED, MASK32,
+                          dropout_threshold)
 from emit import FLOATS, I64, TORCH_TYPES, Unsupported, V, ft
 
 
@@ -98,10 +100,9 @@ class ElementwiseOps:
         return self.em.filled((), float(value), to)
 
     def op_lms_dropout_mask(self, node, meta, x, seed, salt, p):
-        """models.dropout_keep, element by element: the flat index from
+        """dropout_hash.dropout_keep, element by element: the flat index from
         linalg.index, the same 32-bit hash in i64 (no product reaches 2^63),
         its upper 24 bits against the threshold."""
-        import models
         shape = self.shape_of(meta)
         n = len(shape)
 
@@ -112,17 +113,17 @@ class ElementwiseOps:
             for i in range(n):
                 flat = bb.addi(bb.muli(flat, k(shape[i]), I64),
                                bb.to_i64(bb.index(i)), I64)
-            m32 = models.MASK32
+            m32 = MASK32
             h = bb.xori(bb.andi(flat, k(m32), I64),
-                        k((seed & m32) * models.HASH_SEED & m32 ^
-                          (salt & m32) * models.HASH_SALT & m32))
-            for shift, mul in ((16, models.HASH_MUL1),
-                               (15, models.HASH_MUL2)):
+                        k((seed & m32) * HASH_SEED & m32 ^
+                          (salt & m32) * HASH_SALT & m32))
+            for shift, mul in ((16, HASH_MUL1),
+                               (15, HASH_MUL2)):
                 h = bb.andi(bb.muli(bb.xori(h, bb.shrui(h, k(shift))),
                                     k(mul), I64), k(m32), I64)
             h = bb.xori(h, bb.shrui(h, k(15)))
             return bb.cmpi("uge", bb.shrui(h, k(8)),
-                           k(models.dropout_threshold(p)))
+                           k(dropout_threshold(p)))
         out = V(self.em.empty(shape, "i1"), shape, "i1")
         d = [f"d{i}" for i in range(n)]
         return self.em.generic(n, ["parallel"] * n, [], [], [out], [d],
