@@ -13,11 +13,13 @@
 #include "RematInternal.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 
@@ -118,6 +120,7 @@ public:
     totalCost = 0;
     failure.clear();
     failedNeeds.clear();
+    stopped = false;
     resident.assign(numTensors, 0);
     residentAt.assign(numTensors, -1);
     residentVec.clear();
@@ -168,8 +171,22 @@ public:
   std::string failure;
   /// The op at which the run failed (-1: none).
   OpIndex failureOp = -1;
+  /// When set, read every 64 evictions: a run that it stops fails (the time
+  /// limit of the search; one run on a large graph can take seconds).
+  std::function<bool()> stop;
+  /// Whether `stop` ended the last run.
+  bool stopped = false;
 
 private:
+  /// Whether `stop` says to end the run now (read every 64 calls).
+  bool shouldStop() {
+    if (!stop || (++stopCheck & 63) != 0)
+      return false;
+    stopped = stopped || stop();
+    return stopped;
+  }
+  uint64_t stopCheck = 0;
+
   /// The first use of `t` at or after the current stage (numOps: none).
   OpIndex nextUse(TensorIndex t) {
     const auto &users = graph.tensor(t).users;
@@ -237,6 +254,11 @@ private:
     if (mode == Mode::Eager)
       return true;
     while (used + need > budget) {
+      if (shouldStop()) {
+        failureOp = stage;
+        failure = "stopped by the time limit";
+        return false;
+      }
       TensorIndex victim = -1;
       double best = std::numeric_limits<double>::infinity();
       for (TensorIndex t : residentList()) {
@@ -473,6 +495,8 @@ llvm::Error infeasible(const llvm::Twine &message, OpIndex op = -1) {
   return llvm::make_error<RematFailure>(message.str(), op);
 }
 
+using detail::noPlanInTime;
+
 /// Fails when `budget` is below rematLowerBound(graph).
 llvm::Error checkLowerBound(const Graph &graph, uint64_t budget) {
   uint64_t lower = rematLowerBound(graph);
@@ -503,6 +527,15 @@ std::vector<uint8_t> lms::detail::recomputableOps(const Graph &graph) {
     result[i] = ok;
   }
   return result;
+}
+
+llvm::Error lms::detail::noPlanInTime(double seconds) {
+  return llvm::make_error<RematFailure>(
+      llvm::formatv("no plan within the time limit of {0} s (the search had "
+                    "no complete plan yet; raise the limit, or leave it unset: "
+                    "the search then stops on its work limit)",
+                    llvm::format("%g", seconds))
+          .str());
 }
 
 llvm::Expected<RematResult> lms::detail::finishPlan(const Graph &graph,
@@ -652,6 +685,7 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
       options, std::max<uint64_t>(20, autoSearchIterations(graph) / 4));
   auto elapsed = [&] { return limits.elapsed(); };
   Engine engine(graph, options.device);
+  engine.stop = [&] { return limits.expired(); };
   std::vector<double> weights(graph.numTensors(), 1.0);
   // Two ways to recompute a stage's missing inputs: all at once in schedule
   // order (Checkmate's stages), or depth-first on demand (DTR's). The better
@@ -687,6 +721,8 @@ llvm::Expected<RematResult> lms::planRematDTR(const Graph &graph,
     bestPlan = engine.plan;
     closure = false;
   }
+  if (!closureCost && !depthFirstCost && limits.stoppedByCap())
+    return noPlanInTime(options.timeLimitSeconds);
   if (!closureCost && !depthFirstCost)
     return infeasible("heuristic: " + closureFailure +
                           " (depth-first: " + engine.failure + ")",
@@ -760,14 +796,20 @@ lms::planRematHeuristic(const Graph &graph, uint64_t budget,
   // DTR simulation alone.
   if (graph.numOps() > kIntervalSearchMaxOps)
     return planRematDTR(graph, budget, options);
+  detail::Stopwatch stopwatch;
   llvm::Expected<RematResult> intervals =
       detail::planRematIntervals(graph, budget, options);
   if (intervals)
     return intervals;
+  // The fallback gets the time left (none: the interval search's error).
+  RematOptions rest = options;
+  rest.timeLimitSeconds = options.timeLimitSeconds - stopwatch.seconds();
+  if (!(rest.timeLimitSeconds > 0))
+    return intervals;
   llvm::Error intervalError = intervals.takeError();
   OpIndex op = failedOp(intervalError);
   std::string why = llvm::toString(std::move(intervalError));
-  llvm::Expected<RematResult> dtr = planRematDTR(graph, budget, options);
+  llvm::Expected<RematResult> dtr = planRematDTR(graph, budget, rest);
   if (dtr)
     return dtr;
   llvm::Error dtrError = dtr.takeError();

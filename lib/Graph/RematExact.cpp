@@ -76,6 +76,13 @@ public:
   ProgressHandler(const ProgressHandler &other) = default;
   CbcEventHandler *clone() const override { return new ProgressHandler(*this); }
   CbcAction event(CbcEvent which) override {
+    // The time limit is a wall-clock one. CBC's own check (-sec) runs
+    // between nodes and after the root's cut generation, and a node's LP
+    // can take a tenth of a second on a 200-op model: the search stops at
+    // the first event past nine tenths of the limit, so that it ends
+    // within it.
+    if (state->elapsed() > 0.9 * state->options->timeLimitSeconds)
+      return stop;
     if (!model_ || !state->options->progress)
       return noAction;
     if (which != solution && which != heuristicSolution && which != node &&
@@ -435,6 +442,11 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
   }
   solver.messageHandler()->setLogLevel(0);
 
+  // The root LP is solved before CBC's limit applies: Clp gets the time
+  // left too (wall clock, as every limit here).
+  double remainingAtStart = 0.9 * options.timeLimitSeconds - elapsed();
+  solver.getModelPtr()->setMaximumWallSeconds(std::max(0.05, remainingAtStart));
+
   CbcModel model(solver);
   model.messageHandler()->setLogLevel(0);
   ProgressState progress{&options, stopwatch};
@@ -459,14 +471,15 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
   // CBC overruns its own limit by up to a fifth (its checks are between
   // nodes, and cut generation runs first): it gets a share of the time left.
   double remaining =
-      std::max(0.5, 0.8 * (options.timeLimitSeconds - elapsed()));
-  std::string seconds = llvm::formatv("{0:F1}", remaining).str();
+      std::max(0.05, 0.8 * (0.9 * options.timeLimitSeconds - elapsed()));
+  std::string seconds = llvm::formatv("{0:F2}", remaining).str();
   std::string logLevel = "0";
   // Both presolves off: CBC's preprocessing, and Clp's LP presolve, which
   // crashed (ClpPresolve::gutsOfPresolvedModel) on tight training chains.
   const char *argv[] = {
-      "lms-plan", "-log", logLevel.c_str(), "-preprocess", "off",  "-presolve",
-      "off",      "-sec", seconds.c_str(),  "-solve",      "-quit"};
+      "lms-plan",      "-log",   logLevel.c_str(), "-preprocess", "off",
+      "-presolve",     "off",    "-timeMode",      "elapsed",     "-sec",
+      seconds.c_str(), "-solve", "-quit"};
   CbcMain0(model);
   model.messageHandler()->setLogLevel(0);
   model.solver()->messageHandler()->setLogLevel(0);

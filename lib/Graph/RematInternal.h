@@ -18,6 +18,10 @@ llvm::Expected<RematResult> finishPlan(const Graph &graph, Plan plan,
                                        const DeviceSpec *device,
                                        std::string method);
 
+/// The error of a search that its time limit stopped before it had a plan
+/// (the limit is a hard cap: no search runs past it for a first plan).
+llvm::Error noPlanInTime(double seconds);
+
 /// Per op, whether the planners may compute it again: a compute op marked
 /// recomputable that writes nothing in place and neither reads nor defines
 /// a tensor some op writes in place (such tensors hold different values
@@ -57,6 +61,17 @@ public:
   }
   /// Whether iteration `i` may run.
   bool allows(uint64_t i) { return i < iterations && !expired(); }
+  /// Whether the cap is reached, or would be within `stepSeconds` (the
+  /// last step's time): a step that would end past the cap is not started,
+  /// and counts as stopped by it.
+  bool expired(double stepSeconds) {
+    capped |= elapsed() + stepSeconds > cap;
+    return capped;
+  }
+  /// Whether iteration `i`, expected to take `stepSeconds`, may run.
+  bool allows(uint64_t i, double stepSeconds) {
+    return i < iterations && !expired(stepSeconds);
+  }
   /// Annealing temperature in [0, 1]: 1 at the start, 0 at the work limit.
   double remaining(uint64_t i) const {
     return std::max(0.0, 1.0 - static_cast<double>(i) /

@@ -69,6 +69,14 @@ public:
     for (int i = n - 1; i >= 1; --i)
       mx[i] = std::max(mx[2 * i], mx[2 * i + 1]);
   }
+  /// The tree of `values` (its size as reset() gives), in linear time.
+  void assign(const std::vector<int64_t> &values) {
+    reset(static_cast<int>(values.size()));
+    for (size_t i = 0; i < values.size(); ++i)
+      mx[n + i] = values[i];
+    for (int i = n - 1; i >= 1; --i)
+      mx[i] = std::max(mx[2 * i], mx[2 * i + 1]);
+  }
   void add(int lo, int hi, int64_t delta) {
     if (lo <= hi)
       add(1, 0, n - 1, lo, hi, delta);
@@ -220,10 +228,12 @@ public:
     s.iv.assign(n, {});
     s.uses.assign(n, {});
     s.at.assign(numStages, {});
-    s.cov.assign(numStages, 0);
     s.extra.assign(numStages, 0);
-    s.memory.reset(numStages);
     s.cost = 0;
+    // The coverage as differences, summed once: linear in the stages and
+    // intervals (adding each interval stage by stage was quadratic on a
+    // training graph, whose activations live from forward to backward).
+    std::vector<int64_t> difference(numStages + 1, 0);
     for (size_t p = 0; p < n && p < intervals.size(); ++p)
       for (auto [start, end] : intervals[p]) {
         s.iv[p].push_back({start, end});
@@ -233,8 +243,17 @@ public:
           for (int q : items[p].inputs)
             s.uses[q].push_back(start);
         }
-        addCov(start + 1, end, static_cast<int64_t>(items[p].mem));
+        int lo = std::max(start + 1, 0), hi = std::min(end, numStages - 1);
+        if (lo <= hi) {
+          difference[lo] += static_cast<int64_t>(items[p].mem);
+          difference[hi + 1] -= static_cast<int64_t>(items[p].mem);
+        }
       }
+    s.cov.assign(numStages, 0);
+    int64_t running = 0;
+    for (int st = 0; st < numStages; ++st)
+      s.cov[st] = running += difference[st];
+    s.memory.assign(s.cov);
     for (std::vector<int> &u : s.uses)
       std::sort(u.begin(), u.end());
     dirty.assign(numStages, 1);
@@ -265,7 +284,10 @@ public:
     std::normal_distribution<double> gauss(0.0, 1.0);
     tabu.assign(items.size(), {});
     for (size_t round = 0; round < maxSplits; ++round) {
-      if (round % 64 == 63 && expired()) {
+      // The clock at every round: a round of a large graph scans many
+      // stages (reading it every 64 rounds let a first plan run 100 times
+      // past a millisecond's cap).
+      if (expired()) {
         failure = "the time limit ran out before the plan fit";
         return false;
       }
@@ -943,9 +965,7 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
   planner.reset();
   size_t maxSplits = 64 * graph.numOps() + 1024;
   std::mt19937_64 rng(options.seed);
-  // The first repair may run past the time limit (there is no plan yet);
-  // the search stops at it.
-  auto never = [] { return false; };
+  // The time limit is a hard cap, for the first plan too.
   detail::SearchLimits limits(options, autoSearchIterations(graph));
   auto elapsed = [&] { return limits.elapsed(); };
   auto expired = [&] { return limits.expired(); };
@@ -959,19 +979,18 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
       continue;
     planner.order = order;
     planner.reset();
-    if (planner.repair(nullptr, 0, maxSplits, never) &&
+    if (planner.repair(nullptr, 0, maxSplits, expired) &&
         (!seedState || planner.s.cost < seedState->cost))
       seedState = planner.s;
   }
-  for (int attempt = 0;
-       !seedState && attempt < 8 && (attempt < 2 || !expired()); ++attempt) {
+  for (int attempt = 0; !seedState && attempt < 8 && !expired(); ++attempt) {
     planner.order = attempt % 2 ? Order::First : Order::Worst;
     planner.reset();
-    if (planner.repair(&rng, 0.5, maxSplits,
-                       attempt < 2 ? std::function<bool()>(never)
-                                   : std::function<bool()>(expired)))
+    if (planner.repair(&rng, 0.5, maxSplits, expired))
       seedState = planner.s;
   }
+  if (!seedState && limits.stoppedByCap())
+    return detail::noPlanInTime(options.timeLimitSeconds);
   if (!seedState)
     return llvm::make_error<RematFailure>(planner.failure, planner.failureOp);
   planner.s = *seedState;

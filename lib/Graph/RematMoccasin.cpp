@@ -353,11 +353,19 @@ public:
             const Gecode::Search::Options &) override {
     if (s.fail >= fails)
       return true;
-    // The clock is read every 256 nodes.
-    return (s.node & 255) == 0 && limits.expired();
+    // The clock is read at every node: one node of a large model clones
+    // and propagates a space of thousands of variables (tens of
+    // milliseconds at 1,000 ops), so reading it every 256 nodes let the
+    // search run seconds past the cap. No node starts that would end past
+    // the cap at the last one's pace.
+    double now = limits.elapsed();
+    double step = last >= 0 ? now - last : 0;
+    last = now;
+    return limits.expired(step);
   }
 
 private:
+  double last = -1;
   unsigned long fails;
   detail::SearchLimits &limits;
 };
@@ -528,11 +536,13 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
   size_t numItems = items.size();
   int stages = static_cast<int>(graph.numOps());
 
-  // The warm start: the interval search, with half the time cap (its
-  // failure is the planner's).
+  // The warm start: the interval search, with two fifths of the time cap
+  // (its failure is the planner's). Phase 1 below builds and propagates a
+  // model of the whole graph before its search can be stopped (a few
+  // tenths of a second at 1,000 ops): it needs time left.
   RematOptions warm = options;
   warm.progress = nullptr;
-  warm.timeLimitSeconds = options.timeLimitSeconds / 2;
+  warm.timeLimitSeconds = 0.4 * options.timeLimitSeconds;
   RetentionIntervals hint;
   std::optional<RematResult> warmPlan;
   {
@@ -548,6 +558,11 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
       }
       if (options.progress)
         options.progress({elapsed(), warmPlan->computeCost, minimum});
+    } else if (limits.elapsed() >= warm.timeLimitSeconds) {
+      // Its half of the limit ran out before a first plan: the error names
+      // the whole limit the caller gave.
+      llvm::consumeError(r.takeError());
+      return detail::noPlanInTime(options.timeLimitSeconds);
     } else {
       return r.takeError();
     }
@@ -618,7 +633,7 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
   bool provenInModel = false;
 
   try {
-    if (warmPlan) {
+    if (warmPlan && !limits.expired()) {
       // Phase 1: a model solution near the warm start (solution-guided
       // search over the whole model).
       auto *root = new Model(shape);
@@ -650,7 +665,13 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
     // window is a model of its free items only.
     int width = std::max(8, stages / 32);
     int failsWithout = 0;
-    for (uint64_t it = 0; !provenInModel && limits.allows(it); ++it) {
+    // A window builds and propagates a model before its search can be
+    // stopped: none starts that would end past the cap at the last one's
+    // pace.
+    double windowSeconds = 0;
+    for (uint64_t it = 0; !provenInModel && limits.allows(it, windowSeconds);
+         ++it) {
+      double windowStart = elapsed();
       std::vector<uint8_t> freeItem =
           chooseNeighbourhood(sh, *incumbent, it, width, rng);
       int freeCost = 0;
@@ -678,6 +699,7 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
                      "complete {3}, improved {4}, objective {5}\n",
                      it, width, std::count(freeItem.begin(), freeItem.end(), 1),
                      solve.complete, improved, incumbent->objective));
+      windowSeconds = elapsed() - windowStart;
       if (improved) {
         failsWithout = 0;
       } else if (++failsWithout > 2 * (stages / std::max(width, 1)) + 8) {

@@ -68,8 +68,10 @@ static llvm::cl::opt<std::string>
            llvm::cl::init(""));
 static llvm::cl::opt<double>
     timeLimit("time-limit",
-              llvm::cl::desc("Wall-clock cap in seconds (default: none for the "
-                             "heuristics, which stop on work; 60 for exact)"),
+              llvm::cl::desc("Wall-clock cap in seconds of each search, a "
+                             "hard one: no plan by then is an error "
+                             "(default: none for the heuristics, which stop "
+                             "on work; 60 for exact)"),
               llvm::cl::init(-1));
 static llvm::cl::opt<uint64_t> iterations(
     "iterations",
@@ -427,7 +429,9 @@ int main(int argc, char **argv) {
   std::optional<ArenaFit> &fit = best->fit;
   double seconds = elapsed();
   if (!best->result)
-    return fail(chosen + ": " + best->error);
+    return fail(
+        llvm::formatv("{0}: {1} (after {2:F2} s)", chosen, best->error, seconds)
+            .str());
   const std::optional<RematResult> &result = best->result;
   if (fit) {
     if (llvm::Error err =

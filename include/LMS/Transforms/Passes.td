@@ -371,7 +371,8 @@ def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
            "Gecode), dtr, chen-greedy or chen-sqrt", RematPlannerValues>,
     Option<"timeLimit", "time-limit", "double", "0",
            "Wall-clock cap in seconds per function (0: none; the exact "
-           "planner then stops at 60 s). The search is bounded by "
+           "planner then stops at 60 s), a hard one: a search it stops "
+           "before a first plan is an error. The search is bounded by "
            "'iterations', so the output depends only on the input; a cap "
            "that bites is reported, since the plan then depends on the "
            "machine">,
