@@ -12,11 +12,19 @@
 // an allocation fails when no contiguous block is free, even if enough
 // bytes are (fragmentation).
 //
+// While a copy is queued or under way, the whole pages of its destination
+// are inaccessible and those of its source read-only (device buffers and
+// staging buffers are page-aligned): the program's read or write of a
+// buffer whose copy is still in flight faults, and a SIGSEGV handler
+// reports it with the copy it raced and aborts (LMS_CHECK_IN_FLIGHT=0
+// turns this off). The streams' own work runs with the guards lifted.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -28,6 +36,10 @@
 #include <thread>
 #include <unordered_map>
 
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 using namespace lms::runtime;
 
 namespace {
@@ -35,6 +47,111 @@ namespace {
 constexpr size_t kAlignment = 256;
 constexpr size_t kQuarantineBytes = 64ull << 20;
 constexpr unsigned char kPoison = 0xFF;
+
+constexpr size_t kPage = 4096;
+
+//===----------------------------------------------------------------------===//
+// In-flight guards
+//===----------------------------------------------------------------------===//
+
+/// The pages of one copy in flight, as the SIGSEGV handler reads them
+/// (lock-free: a handler takes no lock). `begin` 0 is a free slot.
+struct GuardSlot {
+  std::atomic<uintptr_t> begin{0}, end{0};
+  std::atomic<uint64_t> bytes{0};
+  /// The copy writes these pages (any access races it) or reads them
+  /// (a write races it).
+  std::atomic<bool> destination{false};
+};
+constexpr size_t kMaxGuards = 4096;
+GuardSlot guardSlots[kMaxGuards];
+struct sigaction previousSegv;
+
+/// write(2) of a NUL-terminated string (async-signal-safe).
+void writeText(const char *text) {
+  size_t n = std::strlen(text);
+  while (n > 0) {
+    ssize_t written = ::write(2, text, n);
+    if (written <= 0)
+      return;
+    text += written;
+    n -= static_cast<size_t>(written);
+  }
+}
+
+/// `value` in decimal or hexadecimal into `out` (async-signal-safe).
+void formatNumber(uint64_t value, bool hex, char *out) {
+  char digits[24];
+  int n = 0;
+  unsigned base = hex ? 16 : 10;
+  do {
+    digits[n++] = "0123456789abcdef"[value % base];
+    value /= base;
+  } while (value != 0);
+  char *p = out;
+  if (hex) {
+    *p++ = '0';
+    *p++ = 'x';
+  }
+  while (n > 0)
+    *p++ = digits[--n];
+  *p = 0;
+}
+
+void onSegv(int signal, siginfo_t *info, void *context) {
+  auto address = reinterpret_cast<uintptr_t>(info->si_addr);
+  for (GuardSlot &slot : guardSlots) {
+    uintptr_t begin = slot.begin.load(std::memory_order_acquire);
+    if (begin == 0 || address < begin ||
+        address >= slot.end.load(std::memory_order_acquire))
+      continue;
+    bool destination = slot.destination.load(std::memory_order_relaxed);
+    char where[24], bytes[24];
+    formatNumber(address, true, where);
+    formatNumber(slot.bytes.load(std::memory_order_relaxed), false, bytes);
+    writeText("lms runtime: the program ");
+    writeText(destination ? "read or wrote" : "wrote");
+    writeText(" memory at ");
+    writeText(where);
+    writeText(" while a copy of ");
+    writeText(bytes);
+    writeText(destination
+                  ? " bytes into it was still in flight (use before the "
+                    "copy completed: is a wait missing?)\n"
+                  : " bytes out of it was still in flight (a write under "
+                    "the copy: is a wait missing?)\n");
+    std::abort();
+  }
+  // Not a guarded page. A guard lifted meanwhile: the access succeeds when
+  // it runs again. Any other fault repeats: after a few, the previous
+  // handler takes it.
+  static std::atomic<int> strayFaults{0};
+  if (strayFaults.fetch_add(1) < 16)
+    return;
+  sigaction(SIGSEGV, &previousSegv, nullptr);
+  (void)signal;
+  (void)context;
+}
+
+/// Installs the handler once per process; false when guards are off.
+bool installGuardHandler() {
+  static const bool installed = [] {
+    const char *setting = std::getenv("LMS_CHECK_IN_FLIGHT");
+    if (setting && std::string(setting) == "0")
+      return false;
+    if (setting && std::string(setting) != "1")
+      fatal(std::string("invalid LMS_CHECK_IN_FLIGHT '") + setting +
+            "': expected 1 (the default: accesses to buffers whose copy is "
+            "in flight fault) or 0");
+    struct sigaction action;
+    std::memset(&action, 0, sizeof(action));
+    action.sa_sigaction = onSegv;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    return sigaction(SIGSEGV, &action, &previousSegv) == 0;
+  }();
+  return installed;
+}
 
 /// `bytes` rounded up to the allocation granularity; 0 when that does not
 /// fit in a size_t (the caller reports it).
@@ -136,6 +253,7 @@ public:
       if (firstFit)
         holes[0] = capacity;
     }
+    guarding = installGuardHandler();
   }
 
   ~EmulatedBackend() override {
@@ -234,7 +352,10 @@ public:
     uint64_t address = 0;
     if (firstFit)
       address = takeAddress(bytes, rounded);
-    void *ptr = std::aligned_alloc(kAlignment, rounded);
+    // Page-aligned and whole pages, so that a copy's guard covers the
+    // buffer and no other (the statistics count `rounded`).
+    void *ptr =
+        std::aligned_alloc(kPage, (rounded + kPage - 1) / kPage * kPage);
     if (!ptr)
       fatal("the host is out of memory for " + std::to_string(rounded) +
             " bytes of emulated device memory");
@@ -258,17 +379,24 @@ public:
   void memcpy(void *dst, void *src, size_t bytes, void *stream) override {
     if (shouldInjectFault("copy"))
       injectedFault("a copy of " + std::to_string(bytes) + " bytes failed");
-    run(stream, [this, dst, src, bytes] {
+    // Until the copy runs, the program must not touch its destination nor
+    // write its source.
+    std::vector<int> guards;
+    if (stream) {
+      std::lock_guard<std::mutex> lock(mutex);
+      guard(dst, bytes, /*destination=*/true, guards);
+      guard(src, bytes, /*destination=*/false, guards);
+    }
+    run(stream, [this, dst, src, bytes, guards] {
       if (copyDelay.count() > 0)
         std::this_thread::sleep_for(copyDelay);
-      {
-        // When the copy runs, both ends must be live and large enough.
-        std::lock_guard<std::mutex> lock(mutex);
-        checkRange(dst, bytes, "into");
-        checkRange(src, bytes, "out of");
-      }
-      std::memmove(dst, src, bytes);
       std::lock_guard<std::mutex> lock(mutex);
+      unguard(guards);
+      // When the copy runs, both ends must be live and large enough.
+      checkRange(dst, bytes, "into");
+      checkRange(src, bytes, "out of");
+      withAccess({{dst, bytes}, {src, bytes}},
+                 [&] { std::memmove(dst, src, bytes); });
       bool toDevice = isDevice(dst), fromDevice = isDevice(src);
       if (toDevice && fromDevice) {
         stats.d2dBytes += bytes;
@@ -284,16 +412,22 @@ public:
   }
   void memset32(void *dst, uint32_t value, size_t count,
                 void *stream) override {
-    run(stream, [dst, value, count] {
-      auto *p = static_cast<uint32_t *>(dst);
-      std::fill(p, p + count, value);
+    run(stream, [this, dst, value, count] {
+      std::lock_guard<std::mutex> lock(mutex);
+      withAccess({{dst, count * 4}}, [&] {
+        auto *p = static_cast<uint32_t *>(dst);
+        std::fill(p, p + count, value);
+      });
     });
   }
   void memset16(void *dst, uint16_t value, size_t count,
                 void *stream) override {
-    run(stream, [dst, value, count] {
-      auto *p = static_cast<uint16_t *>(dst);
-      std::fill(p, p + count, value);
+    run(stream, [this, dst, value, count] {
+      std::lock_guard<std::mutex> lock(mutex);
+      withAccess({{dst, count * 2}}, [&] {
+        auto *p = static_cast<uint16_t *>(dst);
+        std::fill(p, p + count, value);
+      });
     });
   }
   bool isStaging(void *ptr) override {
@@ -397,8 +531,10 @@ public:
             " bytes) that is not live in its arena (released twice?)");
     live->second.erase(offset);
     stats.arenaBytesInUse -= bytes;
+    char *start = static_cast<char *>(arena) + offset;
+    failIfGuarded(start, bytes, "releasing a carved buffer");
     // As a freed allocation: poisoned until a buffer is carved there again.
-    std::memset(static_cast<char *>(arena) + offset, kPoison, bytes);
+    std::memset(start, kPoison, bytes);
   }
 
 private:
@@ -484,6 +620,7 @@ private:
       fatal("freeing memory that is not a live device allocation (double "
             "free?)");
     size_t bytes = it->second;
+    failIfGuarded(ptr, bytes, "freeing device memory");
     std::memset(ptr, kPoison, bytes);
     stats.deviceBytesInUse -= bytes;
     device.erase(it);
@@ -501,6 +638,131 @@ private:
       std::free(quarantine.front().first);
       quarantine.pop_front();
     }
+  }
+
+  /// The whole pages inside [ptr, ptr + bytes) (empty when none).
+  static std::pair<uintptr_t, uintptr_t> innerPages(const void *ptr,
+                                                    size_t bytes) {
+    auto begin = reinterpret_cast<uintptr_t>(ptr);
+    uintptr_t first = (begin + kPage - 1) / kPage * kPage;
+    uintptr_t last = (begin + bytes) / kPage * kPage;
+    if (bytes == 0 || begin + bytes < begin || last <= first)
+      return {0, 0};
+    return {first, last};
+  }
+
+  /// Whether the emulator owns the memory at `ptr` (a device or staging
+  /// buffer): only its own pages are guarded.
+  bool owned(void *ptr) { return isDevice(ptr) || pool.owns(ptr); }
+
+  /// Guards the pages of a copy's end; appends the slot to `guards`.
+  void guard(void *ptr, size_t bytes, bool destination,
+             std::vector<int> &guards) {
+    if (!guarding || !owned(ptr))
+      return;
+    auto [first, last] = innerPages(ptr, bytes);
+    if (first == last)
+      return;
+    int slot = -1;
+    for (size_t i = 0; i < kMaxGuards; ++i)
+      if (guardSlots[i].begin.load(std::memory_order_relaxed) == 0) {
+        slot = static_cast<int>(i);
+        break;
+      }
+    if (slot < 0)
+      return; // more copies in flight than slots: this one goes unguarded
+    GuardSlot &g = guardSlots[slot];
+    g.end.store(last, std::memory_order_relaxed);
+    g.bytes.store(bytes, std::memory_order_relaxed);
+    g.destination.store(destination, std::memory_order_relaxed);
+    g.begin.store(first, std::memory_order_release);
+    for (uintptr_t page = first; page < last; page += kPage)
+      ++(destination ? pageGuards[page].first : pageGuards[page].second);
+    protect(first, last);
+    guards.push_back(slot);
+  }
+
+  /// Lifts the guards of a copy that runs now.
+  void unguard(const std::vector<int> &guards) {
+    for (int slot : guards) {
+      GuardSlot &g = guardSlots[slot];
+      uintptr_t first = g.begin.load(std::memory_order_relaxed);
+      uintptr_t last = g.end.load(std::memory_order_relaxed);
+      bool destination = g.destination.load(std::memory_order_relaxed);
+      g.begin.store(0, std::memory_order_release);
+      for (uintptr_t page = first; page < last; page += kPage) {
+        auto it = pageGuards.find(page);
+        --(destination ? it->second.first : it->second.second);
+      }
+      protect(first, last);
+      for (uintptr_t page = first; page < last; page += kPage) {
+        auto it = pageGuards.find(page);
+        if (it->second.first == 0 && it->second.second == 0)
+          pageGuards.erase(it);
+      }
+    }
+  }
+
+  /// Sets the protection of the pages in [first, last) from their guards,
+  /// a run of pages of one protection at a time.
+  void protect(uintptr_t first, uintptr_t last) {
+    auto protectionOf = [&](uintptr_t page) {
+      auto it = pageGuards.find(page);
+      if (it == pageGuards.end())
+        return PROT_READ | PROT_WRITE;
+      if (it->second.first > 0)
+        return PROT_NONE;
+      return it->second.second > 0 ? PROT_READ : PROT_READ | PROT_WRITE;
+    };
+    for (uintptr_t page = first; page < last;) {
+      int protection = protectionOf(page);
+      uintptr_t end = page + kPage;
+      while (end < last && protectionOf(end) == protection)
+        end += kPage;
+      if (mprotect(reinterpret_cast<void *>(page), end - page, protection) != 0)
+        fatal("cannot protect the pages of a copy in flight (mprotect "
+              "failed; LMS_CHECK_IN_FLIGHT=0 turns the check off)");
+      page = end;
+    }
+  }
+
+  /// Runs `work` (a stream's own access, under the lock) with the pages of
+  /// `ranges` readable and writable, then guards them again.
+  void withAccess(std::initializer_list<std::pair<void *, size_t>> ranges,
+                  const std::function<void()> &work) {
+    std::vector<std::pair<uintptr_t, uintptr_t>> lifted;
+    for (auto [ptr, bytes] : ranges) {
+      if (pageGuards.empty())
+        break;
+      auto begin = reinterpret_cast<uintptr_t>(ptr) / kPage * kPage;
+      uintptr_t end = reinterpret_cast<uintptr_t>(ptr) + bytes;
+      auto it = pageGuards.lower_bound(begin);
+      if (it == pageGuards.end() || it->first >= end)
+        continue;
+      uintptr_t first = it->first, last = first;
+      for (; it != pageGuards.end() && it->first < end; ++it)
+        last = it->first + kPage;
+      if (mprotect(reinterpret_cast<void *>(first), last - first,
+                   PROT_READ | PROT_WRITE) != 0)
+        fatal("cannot lift the guard of a copy in flight (mprotect failed)");
+      lifted.push_back({first, last});
+    }
+    work();
+    for (auto [first, last] : lifted)
+      protect(first, last);
+  }
+
+  /// Freeing memory that a copy in flight still reads or writes is an
+  /// error (the copy would land in, or read, freed memory).
+  void failIfGuarded(void *ptr, size_t bytes, const char *what) {
+    if (pageGuards.empty())
+      return;
+    auto begin = reinterpret_cast<uintptr_t>(ptr);
+    auto it = pageGuards.lower_bound(begin / kPage * kPage);
+    if (it != pageGuards.end() && it->first < begin + bytes)
+      fatal(std::string(what) +
+            " that a copy still in flight reads or writes (use after free: "
+            "is a wait missing?)");
   }
 
   /// First fit in the address space: the lowest free block that holds it.
@@ -555,6 +817,10 @@ private:
   std::map<void *, std::map<uint64_t, uint64_t>> carved;
   std::chrono::microseconds copyDelay{200};
   std::map<void *, size_t> device;
+  /// Whether copies in flight guard their pages (LMS_CHECK_IN_FLIGHT), and
+  /// per guarded page the copies in flight that write it and that read it.
+  bool guarding = false;
+  std::map<uintptr_t, std::pair<int, int>> pageGuards;
   std::deque<std::pair<void *, size_t>> quarantine;
   size_t quarantined = 0;
   std::unordered_map<Stream *, std::unique_ptr<Stream>> liveStreams;

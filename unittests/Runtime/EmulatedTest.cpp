@@ -442,3 +442,78 @@ TEST_F(EmulatedRuntimeDeathTest, InjectedFaultsExitCleanly) {
       },
       "invalid LMS_FAULT 'disk:1'");
 }
+
+// A read or write of a buffer whose copy is still in flight (a missing
+// wait) faults on the guarded pages and is reported with the copy it
+// raced; before, the program read poison (NaN) or, when the copy later
+// landed in freed memory, that was reported instead.
+TEST_F(EmulatedRuntimeDeathTest, ReadingTheDestinationOfACopyInFlightFails) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(
+      {
+        std::vector<char> host(16384, 1);
+        auto *device =
+            static_cast<char *>(mgpuMemAlloc(host.size(), nullptr, false));
+        void *stream = mgpuStreamCreate();
+        mgpuMemcpy(device, host.data(), host.size(), stream);
+        volatile char value = device[8192];
+        (void)value;
+      },
+      "lms runtime: the program read or wrote memory at 0x[0-9a-f]+ while a "
+      "copy of 16384 bytes into it was still in flight \\(use before the "
+      "copy completed: is a wait missing\\?\\)");
+}
+
+TEST_F(EmulatedRuntimeDeathTest, WritingTheSourceOfACopyInFlightFails) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(
+      {
+        std::vector<char> host(16384, 1);
+        auto *device =
+            static_cast<char *>(mgpuMemAlloc(host.size(), nullptr, false));
+        mgpuMemcpy(device, host.data(), host.size(), nullptr);
+        void *stream = mgpuStreamCreate();
+        mgpuMemcpy(host.data(), device, host.size(), stream);
+        device[8192] = 2;
+      },
+      "the program wrote memory at 0x[0-9a-f]+ while a copy of 16384 bytes "
+      "out of it was still in flight");
+}
+
+TEST_F(EmulatedRuntimeDeathTest, FreeingTheEndOfACopyInFlightFails) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(
+      {
+        std::vector<char> host(16384, 1);
+        void *device = mgpuMemAlloc(host.size(), nullptr, false);
+        void *stream = mgpuStreamCreate();
+        mgpuMemcpy(device, host.data(), host.size(), stream);
+        mgpuMemFree(device, nullptr);
+      },
+      "freeing device memory that a copy still in flight reads or writes");
+}
+
+// What the guards allow: reading the source of a copy in flight, and the
+// streams' own work on guarded pages (a copy into a buffer queued behind
+// a copy out of it, a fill of a buffer a later copy reads).
+TEST(EmulatedRuntime, GuardsAllowReadsOfASourceAndStreamWork) {
+  const size_t bytes = 16384;
+  std::vector<char> host(bytes, 1), back(bytes, 0), filled(bytes, 0);
+  auto *device = static_cast<char *>(mgpuMemAlloc(bytes, nullptr, false));
+  auto *other = static_cast<char *>(mgpuMemAlloc(bytes, nullptr, false));
+  mgpuMemcpy(device, host.data(), bytes, nullptr);
+  void *stream = mgpuStreamCreate();
+  mgpuMemcpy(back.data(), device, bytes, stream);
+  EXPECT_EQ(device[8192], 1); // read-only while the copy out is in flight
+  mgpuMemcpy(device, host.data(), bytes, stream);
+  mgpuMemset32(other, 0x02020202u, bytes / 4, stream);
+  mgpuMemcpy(filled.data(), other, bytes, stream);
+  mgpuStreamSynchronize(stream);
+  EXPECT_EQ(back[8192], 1);
+  EXPECT_EQ(filled[8192], 2);
+  device[8192] = 3; // writable again once the copies ran
+  EXPECT_EQ(device[8192], 3);
+  mgpuStreamDestroy(stream);
+  mgpuMemFree(device, nullptr);
+  mgpuMemFree(other, nullptr);
+}
