@@ -230,14 +230,24 @@ struct CalleeSummary {
   SmallVector<int> resultArguments;
 };
 
-/// Summaries of callees, by callee and borrowed arguments.
+/// Summaries of callees, by callee and borrowed arguments; the call depth
+/// of each function built; and, for a module that does not change, its
+/// in-place decisions (so that a build costs its own function, not the
+/// module: building every function of a deep call chain was quadratic).
 class CallSummaryCache {
 public:
   std::map<std::pair<Operation *, std::vector<bool>>, CalleeSummary> entries;
+  DenseMap<Operation *, unsigned> callDepths;
+  bool moduleUnchanged = false;
+  bool decisionsKnown = false;
+  std::shared_ptr<const InPlaceDecisions> decisions;
+  SymbolTableCollection symbolTables;
 };
 
-std::shared_ptr<CallSummaryCache> makeCallSummaryCache() {
-  return std::make_shared<CallSummaryCache>();
+std::shared_ptr<CallSummaryCache> makeCallSummaryCache(bool moduleUnchanged) {
+  auto cache = std::make_shared<CallSummaryCache>();
+  cache->moduleUnchanged = moduleUnchanged;
+  return cache;
 }
 
 /// Translates blocks into graphs; shared by a function and everything it
@@ -292,6 +302,8 @@ private:
   /// it (ops the analysis rejects, a module over kMaxAnalysedOps ops) the
   /// rule of FunctionGraph.h decides alone.
   void analyzeInPlace(Operation *scope);
+  /// The decisions of the module as it is now (cached while unchanged).
+  void analyzeModuleInPlace(Operation *scope);
   /// Whether bufferization writes `operand` (a destination or a view's
   /// source) in place; nullopt when the analysis has no say.
   std::optional<bool> bufferizesInPlace(OpOperand &operand) const;
@@ -312,7 +324,13 @@ private:
       &calleeSummaries = options.callSummaries ? options.callSummaries->entries
                                                : ownSummaries.entries;
   SmallPtrSet<Operation *, 4> calleesInProgress;
-  SymbolTableCollection symbolTables;
+  /// The module's symbol tables: the shared ones while the module does not
+  /// change (a table costs the module's size), else the builder's own.
+  SymbolTableCollection ownSymbolTables;
+  SymbolTableCollection &symbolTables =
+      options.callSummaries && options.callSummaries->moduleUnchanged
+          ? options.callSummaries->symbolTables
+          : ownSymbolTables;
 };
 
 } // namespace lms
@@ -431,6 +449,21 @@ DecisionCache &decisionCache() {
 void GraphBuilder::analyzeInPlace(Operation *scope) {
   if (!options.useBufferizationAnalysis)
     return;
+  // A module that does not change: its decisions, once.
+  CallSummaryCache *shared = options.callSummaries.get();
+  if (shared && shared->moduleUnchanged) {
+    if (!shared->decisionsKnown) {
+      analyzeModuleInPlace(scope);
+      shared->decisions = inPlaceOperands;
+      shared->decisionsKnown = true;
+    }
+    inPlaceOperands = shared->decisions;
+    return;
+  }
+  analyzeModuleInPlace(scope);
+}
+
+void GraphBuilder::analyzeModuleInPlace(Operation *scope) {
   Operation *top = scope;
   while (top->getParentOp())
     top = top->getParentOp();
@@ -1182,9 +1215,11 @@ FunctionGraph::buildNested(Block &block, const GraphOptions &options) {
 
 /// The longest chain of calls from `root` (0 without calls), computed
 /// without recursion; recursive calls end a chain.
-static unsigned callDepth(Operation *root) {
+static unsigned callDepth(Operation *root,
+                          DenseMap<Operation *, unsigned> &depth) {
+  if (auto it = depth.find(root); it != depth.end())
+    return it->second;
   SymbolTableCollection symbols;
-  DenseMap<Operation *, unsigned> depth;
   DenseSet<Operation *> onStack;
   // (function, its callees, next callee to visit)
   struct Frame {
@@ -1229,7 +1264,12 @@ FailureOr<FunctionGraph> FunctionGraph::build(Operation *func,
   // The translation recurses into callees (and regions): a deep chain of
   // calls gets a thread with a stack to match (a few KiB per level).
   constexpr unsigned kShallow = 256;
-  unsigned depth = callDepth(func);
+  // The depths of the functions a walk visits are kept with the callee
+  // summaries: the next build starts from them.
+  DenseMap<Operation *, unsigned> ownDepths;
+  unsigned depth =
+      callDepth(func, options.callSummaries ? options.callSummaries->callDepths
+                                            : ownDepths);
   if (depth <= kShallow) {
     GraphBuilder builder(options, func);
     return builder.buildFunction(func);

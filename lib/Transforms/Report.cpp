@@ -101,8 +101,9 @@ struct LMSPrintLivenessPass
         makeGraphOptions(module, alignment, dynamicBytes, keepArguments);
     if (failed(options))
       return signalPassFailure();
-    // The module does not change: each callee is summarized once.
-    options->callSummaries = makeCallSummaryCache();
+    // The module does not change: each callee is summarized once, and the
+    // module's in-place decisions are made once.
+    options->callSummaries = makeCallSummaryCache(/*moduleUnchanged=*/true);
     bool failedAny = false;
     for (FunctionOpInterface func : functionsWithBodies(module)) {
       FailureOr<FunctionGraph> graph = FunctionGraph::build(func, *options);
@@ -176,8 +177,9 @@ struct LMSReportMemoryPass
         makeGraphOptions(module, alignment, dynamicBytes, keepArguments);
     if (failed(options))
       return signalPassFailure();
-    // The module does not change: each callee is summarized once.
-    options->callSummaries = makeCallSummaryCache();
+    // The module does not change: each callee is summarized once, and the
+    // module's in-place decisions are made once.
+    options->callSummaries = makeCallSummaryCache(/*moduleUnchanged=*/true);
     FailureOr<::lms::DeviceSpec> spec = resolveDevice(module, device);
     if (failed(spec))
       return signalPassFailure();

@@ -85,8 +85,12 @@ constexpr llvm::StringLiteral kResidentConstantsAttr = "lms.resident_constants";
 /// first (a callee is summarized when its callers are built, after its own
 /// rewrite), builds each callee once instead of once per caller (quadratic
 /// in the depth of a call chain).
+/// With `moduleUnchanged` (a pass that only reads the module), the builds
+/// also share the module's in-place decisions instead of checking, per
+/// build, that the module is still the one they were made for.
 class CallSummaryCache;
-std::shared_ptr<CallSummaryCache> makeCallSummaryCache();
+std::shared_ptr<CallSummaryCache>
+makeCallSummaryCache(bool moduleUnchanged = false);
 /// The arena models of callees (LMS/Transforms/PlanningSupport.h); carried
 /// here only so that the planning passes can share them.
 class ArenaModelCache;
