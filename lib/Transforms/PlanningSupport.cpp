@@ -390,9 +390,11 @@ mlir::lms::resolvePlanningContext(Operation *scope, uint64_t alignment,
   }
   // The module does not change from here to the end of this function: the
   // builds share one cache of callee summaries (each callee summarized
-  // once, not once per caller above it).
+  // once, not once per caller above it), and the module's symbol table and
+  // in-place decisions.
   std::shared_ptr<CallSummaryCache> ownCache =
-      std::exchange(context.graphOptions.callSummaries, makeCallSummaryCache());
+      std::exchange(context.graphOptions.callSummaries,
+                    makeCallSummaryCache(/*moduleUnchanged=*/true));
   if (size->isPercent) {
     FailureOr<uint64_t> peak = programPeak(module, context.graphOptions);
     if (failed(peak))
