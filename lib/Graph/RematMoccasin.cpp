@@ -559,7 +559,7 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
       if (options.progress)
         options.progress({elapsed(), warmPlan->computeCost, minimum});
     } else if (limits.elapsed() >= warm.timeLimitSeconds) {
-      // Its half of the limit ran out before a first plan: the error names
+      // Its share of the limit ran out before a first plan: the error names
       // the whole limit the caller gave.
       llvm::consumeError(r.takeError());
       return detail::noPlanInTime(options.timeLimitSeconds);
