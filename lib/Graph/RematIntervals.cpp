@@ -284,13 +284,6 @@ public:
     std::normal_distribution<double> gauss(0.0, 1.0);
     tabu.assign(items.size(), {});
     for (size_t round = 0; round < maxSplits; ++round) {
-      // The clock at every round: a round of a large graph scans many
-      // stages (reading it every 64 rounds let a first plan run 100 times
-      // past a millisecond's cap).
-      if (expired()) {
-        failure = "the time limit ran out before the plan fit";
-        return false;
-      }
       refresh();
       int worst = -1;
       if (order == Order::First) {
@@ -301,6 +294,14 @@ public:
       }
       if (worst < 0)
         return true;
+      // The clock before every split (a plan that fits is returned
+      // whatever the time): a round of a large graph scans many stages, and
+      // reading it every 64 rounds let a first plan run 100 times past a
+      // millisecond's cap.
+      if (expired()) {
+        failure = "the time limit ran out before the plan fit";
+        return false;
+      }
       int bestItem = -1, bestA = 0, bestR = 0;
       int skippedForLoss = 0, usedThere = 0, carried = 0;
       // Candidates by score (excess = score), for batching on large graphs.

@@ -37,5 +37,9 @@
 // RUN: env LMS_DEVICE_BYTES=140000 not --crash mlir-runner %t.orig.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils 2>&1 | FileCheck %s --check-prefix=OOM
 // OOM: lms runtime: out of device memory
 
-// RUN: %if cbc %{ not lms-opt %t.mlir --lms-rematerialize="budget=120000 alignment=256 planner=exact time-limit=60" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXACT %}
+// COM: The proof takes CBC about 10 s of CPU; the time limit is a hard
+// COM: wall-clock cap, and on a loaded machine (CI's sanitizer suite) the
+// COM: proof ran past 54 s of wall time: the cap here only guards
+// COM: against a hang.
+// RUN: %if cbc %{ not lms-opt %t.mlir --lms-rematerialize="budget=120000 alignment=256 planner=exact time-limit=600" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXACT %}
 // EXACT: error: the exact planner found no recomputation plan for @mlp_step that fits 117 KiB (120000 bytes): no plan fits 120000 bytes: the MILP is infeasible (proven)

@@ -84,8 +84,9 @@ TEST(CudaRuntime, StagingFreeIsOrderedAfterItsCopies) {
   // Does not wait; the buffer returns to the pool after the copy.
   lmsStagingFree(reinterpret_cast<intptr_t>(staging));
   _mlir_ciface_lmsStagingAlloc(&descriptor, static_cast<int64_t>(bytes));
-  if (descriptor.aligned == staging)
+  if (descriptor.aligned == staging) {
     EXPECT_EQ(static_cast<float *>(staging)[777], 2.5f);
+  }
   mgpuStreamSynchronize(stream);
   EXPECT_EQ(static_cast<float *>(staging)[777], 2.5f);
   lmsStagingFree(reinterpret_cast<intptr_t>(descriptor.aligned));

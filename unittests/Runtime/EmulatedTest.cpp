@@ -186,8 +186,9 @@ TEST(EmulatedRuntime, StagingFreeWaitsForTheCopiesIssuedOnTheBuffer) {
   mgpuMemcpy(staging, device, bytes, stream);
   lmsStagingFree(reinterpret_cast<intptr_t>(staging));
   void *other = stagingAlloc(static_cast<int64_t>(bytes));
-  if (other == staging)
+  if (other == staging) {
     EXPECT_EQ(static_cast<float *>(staging)[9], 5.0f);
+  }
   mgpuStreamSynchronize(stream);
   EXPECT_EQ(static_cast<float *>(staging)[9], 5.0f);
   lmsStagingFree(reinterpret_cast<intptr_t>(other));
