@@ -279,6 +279,16 @@ TEST_F(EmulatedRuntimeDeathTest, UnknownAllocatorIsRejected) {
       "invalid LMS_DEVICE_ALLOCATOR 'buddy': expected count");
 }
 
+TEST_F(EmulatedRuntimeDeathTest, InvalidInFlightCheckSettingIsRejected) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(
+      {
+        setenv("LMS_CHECK_IN_FLIGHT", "yes", 1);
+        mgpuMemAlloc(256, nullptr, false);
+      },
+      "invalid LMS_CHECK_IN_FLIGHT 'yes': expected 1");
+}
+
 TEST_F(EmulatedRuntimeDeathTest, OverlappingCarvedBuffersFailLoudly) {
   ::testing::FLAGS_gtest_death_test_style = "threadsafe";
   EXPECT_DEATH(
