@@ -79,6 +79,11 @@ if preload:
 # GPU set LMS_RUNTIME=cuda themselves.
 config.environment["LMS_RUNTIME"] = "emulated"
 
+# Every graph built with a pass's shared analysis cache is compared with one
+# built without it: a rewrite the cache missed is a fatal error in any test.
+# Tests of deep call chains (quadratic under the check) set it to 0.
+config.environment["LMS_CHECK_ANALYSIS_CACHE"] = "1"
+
 # The planners on graph files: the independent plan checker, the exact
 # planner when built with CBC, the moccasin planner when built with Gecode,
 # and the benchmark graphs of ../shared when this

@@ -32,9 +32,13 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/thread.h"
 
 #include "llvm/Support/MathExtras.h"
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -231,23 +235,37 @@ struct CalleeSummary {
 };
 
 /// Summaries of callees, by callee and borrowed arguments; the call depth
-/// of each function built; and, for a module that does not change, its
-/// in-place decisions (so that a build costs its own function, not the
-/// module: building every function of a deep call chain was quadratic).
+/// of each function built; the module's symbol tables; and its in-place
+/// decisions (so that a build costs its own function, not the module:
+/// building every function of a deep call chain was quadratic).
 class CallSummaryCache {
 public:
+  explicit CallSummaryCache(ModuleAccess access) : access(access) {}
+
+  ModuleAccess access;
   std::map<std::pair<Operation *, std::vector<bool>>, CalleeSummary> entries;
+  /// The functions with an entry (under any borrowed arguments).
+  DenseSet<Operation *> summarized;
   DenseMap<Operation *, unsigned> callDepths;
-  bool moduleUnchanged = false;
   bool decisionsKnown = false;
   std::shared_ptr<const InPlaceDecisions> decisions;
+  /// With ModuleAccess::RewritesFunctions: the hash of each function's IR
+  /// when `decisions` were made.
+  DenseMap<Operation *, llvm::hash_code> functionHashes;
   SymbolTableCollection symbolTables;
 };
 
-std::shared_ptr<CallSummaryCache> makeCallSummaryCache(bool moduleUnchanged) {
-  auto cache = std::make_shared<CallSummaryCache>();
-  cache->moduleUnchanged = moduleUnchanged;
-  return cache;
+std::shared_ptr<CallSummaryCache> makeCallSummaryCache(ModuleAccess access) {
+  return std::make_shared<CallSummaryCache>(access);
+}
+
+SymbolTableCollection &getSymbolTables(CallSummaryCache &cache) {
+  return cache.symbolTables;
+}
+
+void forgetCallSummaries(CallSummaryCache &cache) {
+  cache.entries.clear();
+  cache.summarized.clear();
 }
 
 /// Translates blocks into graphs; shared by a function and everything it
@@ -265,6 +283,10 @@ public:
   }
 
   FailureOr<FunctionGraph> buildFunction(Operation *func);
+  /// Callees summarized anew may nest at most `levels` deep (the stack of
+  /// the thread that builds); deeper, the build fails and ranOutOfStack().
+  void limitNesting(unsigned levels) { levelsLeft = levels; }
+  bool ranOutOfStack() const { return outOfStack; }
   LogicalResult buildNestedBlock(Block &block, FunctionGraph &fg) {
     return buildBlock(block, /*regionMode=*/true, fg);
   }
@@ -304,6 +326,10 @@ private:
   void analyzeInPlace(Operation *scope);
   /// The decisions of the module as it is now (cached while unchanged).
   void analyzeModuleInPlace(Operation *scope);
+  /// With a cache shared by a pass that rewrites functions: whether its
+  /// decisions were made for the IR that a build of `func` reads (`func`,
+  /// and the callees it will summarize: those without a summary yet).
+  bool sharedDecisionsCurrent(Operation *func);
   /// Whether bufferization writes `operand` (a destination or a view's
   /// source) in place; nullopt when the analysis has no say.
   std::optional<bool> bufferizesInPlace(OpOperand &operand) const;
@@ -317,20 +343,17 @@ private:
   /// Shared with the module-wide cache (a build does not copy them).
   std::shared_ptr<const InPlaceDecisions> inPlaceOperands;
   DenseMap<Type, std::optional<uint64_t>> typeBytes;
-  /// Callee summaries: the options' cache when they have one, else this
-  /// builder's own.
-  CallSummaryCache ownSummaries;
+  /// Callee summaries, symbol tables, call depths: the options' cache when
+  /// they have one, else this builder's own.
+  CallSummaryCache ownCache{ModuleAccess::RewritesFunctions};
+  CallSummaryCache &cache =
+      options.callSummaries ? *options.callSummaries : ownCache;
   std::map<std::pair<Operation *, std::vector<bool>>, Summary>
-      &calleeSummaries = options.callSummaries ? options.callSummaries->entries
-                                               : ownSummaries.entries;
+      &calleeSummaries = cache.entries;
   SmallPtrSet<Operation *, 4> calleesInProgress;
-  /// The module's symbol tables: the shared ones while the module does not
-  /// change (a table costs the module's size), else the builder's own.
-  SymbolTableCollection ownSymbolTables;
-  SymbolTableCollection &symbolTables =
-      options.callSummaries && options.callSummaries->moduleUnchanged
-          ? options.callSummaries->symbolTables
-          : ownSymbolTables;
+  SymbolTableCollection &symbolTables = cache.symbolTables;
+  unsigned levelsLeft = std::numeric_limits<unsigned>::max();
+  bool outOfStack = false;
 };
 
 } // namespace lms
@@ -446,12 +469,45 @@ DecisionCache &decisionCache() {
 }
 } // namespace
 
+/// The module of `scope`, or null.
+static ModuleOp topModule(Operation *scope) {
+  Operation *top = scope;
+  while (top->getParentOp())
+    top = top->getParentOp();
+  return dyn_cast<ModuleOp>(top);
+}
+
+/// The decisions of `module` as it is now, or null where the analysis is
+/// not run (no tensors, or more than kMaxAnalysedOps ops).
+static std::shared_ptr<const InPlaceDecisions>
+computeModuleDecisions(ModuleOp module) {
+  size_t numOps = 0;
+  bool hasTensors = false;
+  module->walk([&](Operation *op) {
+    ++numOps;
+    hasTensors |= llvm::any_of(op->getResultTypes(),
+                               [](Type t) { return isa<TensorType>(t); });
+  });
+  if (!hasTensors || numOps > kMaxAnalysedOps)
+    return nullptr;
+  SmallVector<Operation *> functions;
+  for (auto func : module.getOps<FunctionOpInterface>())
+    if (!func.isExternal())
+      functions.push_back(func);
+  return std::make_shared<const InPlaceDecisions>(
+      getBufferizationDecisions(module, functions));
+}
+
 void GraphBuilder::analyzeInPlace(Operation *scope) {
   if (!options.useBufferizationAnalysis)
     return;
-  // A module that does not change: its decisions, once.
   CallSummaryCache *shared = options.callSummaries.get();
-  if (shared && shared->moduleUnchanged) {
+  if (!shared) {
+    analyzeModuleInPlace(scope);
+    return;
+  }
+  // A module that does not change: its decisions, once.
+  if (shared->access == ModuleAccess::ReadOnly) {
     if (!shared->decisionsKnown) {
       analyzeModuleInPlace(scope);
       shared->decisions = inPlaceOperands;
@@ -460,14 +516,56 @@ void GraphBuilder::analyzeInPlace(Operation *scope) {
     inPlaceOperands = shared->decisions;
     return;
   }
-  analyzeModuleInPlace(scope);
+  // A pass that rewrites functions: the decisions while the functions this
+  // build reads are the ones they were made for (a hash of each, not of the
+  // module: a build then costs its own function).
+  Operation *func = isa<FunctionOpInterface>(scope)
+                        ? scope
+                        : scope->getParentOfType<FunctionOpInterface>();
+  ModuleOp module = topModule(scope);
+  if (!module || !func)
+    return analyzeModuleInPlace(scope);
+  if (!shared->decisionsKnown || !sharedDecisionsCurrent(func)) {
+    shared->decisions = computeModuleDecisions(module);
+    shared->functionHashes.clear();
+    for (auto function : module.getOps<FunctionOpInterface>())
+      shared->functionHashes[function] = hashIR(function);
+    shared->decisionsKnown = true;
+  }
+  inPlaceOperands = shared->decisions;
+}
+
+bool GraphBuilder::sharedDecisionsCurrent(Operation *func) {
+  CallSummaryCache &shared = *options.callSummaries;
+  SmallVector<Operation *> worklist{func};
+  DenseSet<Operation *> seen{func};
+  while (!worklist.empty()) {
+    Operation *next = worklist.pop_back_val();
+    auto it = shared.functionHashes.find(next);
+    if (it == shared.functionHashes.end() || it->second != hashIR(next))
+      return false;
+    bool current = true;
+    next->walk([&](CallOpInterface call) {
+      auto callee = dyn_cast_or_null<FunctionOpInterface>(
+          call.resolveCallableInTable(&symbolTables));
+      if (!callee) {
+        // A symbol the tables do not know (yet): analyse again.
+        if (isa<SymbolRefAttr>(call.getCallableForCallee()))
+          current = false;
+        return;
+      }
+      if (!callee.isExternal() && !shared.summarized.contains(callee) &&
+          seen.insert(callee).second)
+        worklist.push_back(callee);
+    });
+    if (!current)
+      return false;
+  }
+  return true;
 }
 
 void GraphBuilder::analyzeModuleInPlace(Operation *scope) {
-  Operation *top = scope;
-  while (top->getParentOp())
-    top = top->getParentOp();
-  auto module = dyn_cast<ModuleOp>(top);
+  ModuleOp module = topModule(scope);
   if (!module)
     return;
   size_t numOps = 0;
@@ -483,12 +581,7 @@ void GraphBuilder::analyzeModuleInPlace(Operation *scope) {
   DecisionCache &cache = decisionCache();
   std::lock_guard<std::mutex> lock(cache.mutex);
   if (cache.module != module.getOperation() || cache.hash != hash) {
-    SmallVector<Operation *> functions;
-    for (auto func : module.getOps<FunctionOpInterface>())
-      if (!func.isExternal())
-        functions.push_back(func);
-    cache.decisions = std::make_shared<const InPlaceDecisions>(
-        getBufferizationDecisions(module, functions));
+    cache.decisions = computeModuleDecisions(module);
     cache.module = module.getOperation();
     cache.hash = hash;
   }
@@ -676,13 +769,22 @@ GraphBuilder::summarizeCall(CallOpInterface call, ArrayRef<bool> borrowed) {
                       "counted");
     return Summary{};
   }
+  if (levelsLeft == 0) {
+    outOfStack = true;
+    calleesInProgress.erase(callee);
+    return failure();
+  }
+  --levelsLeft;
   FailureOr<Summary> summary = summarizeCallee(func, borrowed);
+  ++levelsLeft;
   calleesInProgress.erase(callee);
   if (failed(summary)) {
-    call->emitRemark("in a call from here");
+    if (!outOfStack)
+      call->emitRemark("in a call from here");
     return failure();
   }
   calleeSummaries[key] = *summary;
+  cache.summarized.insert(callee);
   return summary;
 }
 
@@ -1201,25 +1303,109 @@ Operation *FunctionGraph::getInsertionAnchor(::lms::OpIndex index) const {
                                                           : nullptr;
 }
 
+/// Whether builds with a shared cache check it against a build without
+/// (LMS_CHECK_ANALYSIS_CACHE=1; the test suites set it).
+static bool checkingCaches() {
+  static const bool checking = [] {
+    const char *value = std::getenv("LMS_CHECK_ANALYSIS_CACHE");
+    if (!value || StringRef(value) == "0" || StringRef(value).empty())
+      return false;
+    if (StringRef(value) == "1")
+      return true;
+    llvm::report_fatal_error(llvm::Twine("LMS_CHECK_ANALYSIS_CACHE must be 1 "
+                                         "or 0, not '") +
+                                 value + "'",
+                             /*gen_crash_diag=*/false);
+  }();
+  return checking;
+}
+
+/// The first difference between two graphs, or "" when they are equal.
+static std::string graphDifference(const ::lms::Graph &a,
+                                   const ::lms::Graph &b) {
+  if (a.numOps() != b.numOps() || a.numTensors() != b.numTensors())
+    return llvm::formatv("{0} ops and {1} tensors instead of {2} and {3}",
+                         a.numOps(), a.numTensors(), b.numOps(),
+                         b.numTensors());
+  for (size_t i = 0; i < a.numOps(); ++i) {
+    const ::lms::Op &x = a.op(i), &y = b.op(i);
+    if (x.name != y.name || x.kind != y.kind || x.inputs != y.inputs ||
+        x.outputs != y.outputs || x.updates != y.updates ||
+        x.transientBytes != y.transientBytes ||
+        x.recomputable != y.recomputable || x.cost.flops != y.cost.flops ||
+        x.cost.bytes != y.cost.bytes || x.cost.seconds != y.cost.seconds ||
+        x.cost.h2dBytes != y.cost.h2dBytes)
+      return llvm::formatv("op {0} ({1}) differs", i, x.name);
+  }
+  for (size_t t = 0; t < a.numTensors(); ++t) {
+    const ::lms::Tensor &x = a.tensor(t), &y = b.tensor(t);
+    if (x.name != y.name || x.bytes != y.bytes || x.producer != y.producer ||
+        x.space != y.space || x.liveOut != y.liveOut ||
+        x.hostBacked != y.hostBacked || x.users != y.users)
+      return llvm::formatv("tensor {0} ({1}) differs", t, x.name);
+  }
+  return "";
+}
+
+/// With LMS_CHECK_ANALYSIS_CACHE=1: `graph`, built with the options' shared
+/// cache, must be the graph a build without it makes (else the module
+/// changed behind the cache's back: a fatal error naming the difference).
+static void checkCachedBuild(Operation *owner, Block *block,
+                             const GraphOptions &options,
+                             const FunctionGraph &graph) {
+  if (!options.callSummaries || !checkingCaches())
+    return;
+  GraphOptions fresh = options;
+  fresh.callSummaries = nullptr;
+  FailureOr<FunctionGraph> reference = failure();
+  {
+    ScopedDiagnosticHandler silence(owner->getContext(),
+                                    [](Diagnostic &) { return success(); });
+    reference = block ? FunctionGraph::buildNested(*block, fresh)
+                      : FunctionGraph::build(owner, fresh);
+  }
+  std::string difference =
+      failed(reference)
+          ? std::string("the build without it fails")
+          : graphDifference(graph.getGraph(), reference->getGraph());
+  if (difference.empty())
+    return;
+  std::string where;
+  if (auto func = dyn_cast<FunctionOpInterface>(owner))
+    where = ("@" + func.getName()).str();
+  else
+    where = owner->getName().getStringRef().str();
+  llvm::report_fatal_error(
+      llvm::Twine("lms: the graph of ") + where +
+          " built with the pass's analysis cache differs from one built "
+          "without it (" +
+          difference +
+          "): the module changed in a way the cache was not told of",
+      /*gen_crash_diag=*/false);
+}
+
 FailureOr<FunctionGraph>
 FunctionGraph::buildNested(Block &block, const GraphOptions &options) {
   Operation *owner = block.getParentOp();
-  GraphBuilder builder(options, owner);
   FunctionGraph fg;
   fg.function = owner;
   fg.block = &block;
-  if (failed(builder.buildNestedBlock(block, fg)))
-    return failure();
+  {
+    GraphBuilder builder(options, owner);
+    if (failed(builder.buildNestedBlock(block, fg)))
+      return failure();
+  }
+  checkCachedBuild(owner, &block, options, fg);
   return fg;
 }
 
 /// The longest chain of calls from `root` (0 without calls), computed
 /// without recursion; recursive calls end a chain.
 static unsigned callDepth(Operation *root,
-                          DenseMap<Operation *, unsigned> &depth) {
+                          DenseMap<Operation *, unsigned> &depth,
+                          SymbolTableCollection &symbols) {
   if (auto it = depth.find(root); it != depth.end())
     return it->second;
-  SymbolTableCollection symbols;
   DenseSet<Operation *> onStack;
   // (function, its callees, next callee to visit)
   struct Frame {
@@ -1259,21 +1445,45 @@ static unsigned callDepth(Operation *root,
   return depth[root];
 }
 
-FailureOr<FunctionGraph> FunctionGraph::build(Operation *func,
-                                              const GraphOptions &options) {
+/// Builds the graph of `func` on a stack deep enough for its calls.
+static FailureOr<FunctionGraph> buildOnStack(Operation *func,
+                                             const GraphOptions &options) {
   // The translation recurses into callees (and regions): a deep chain of
   // calls gets a thread with a stack to match (a few KiB per level).
   constexpr unsigned kShallow = 256;
+  // First on this thread, while the callees it summarizes anew nest no
+  // deeper than kShallow (with a shared cache, a function whose callees
+  // are summarized: a thread per build cost more than the build). Its
+  // diagnostics are held until it is known to stand.
+  {
+    SmallVector<Diagnostic> held;
+    FailureOr<FunctionGraph> result = failure();
+    bool outOfStack = false;
+    {
+      ScopedDiagnosticHandler hold(func->getContext(), [&](Diagnostic &diag) {
+        held.push_back(std::move(diag));
+        return success();
+      });
+      GraphBuilder builder(options, func);
+      builder.limitNesting(kShallow);
+      result = builder.buildFunction(func);
+      outOfStack = builder.ranOutOfStack();
+    }
+    if (!outOfStack) {
+      DiagnosticEngine &engine = func->getContext()->getDiagEngine();
+      for (Diagnostic &diag : held)
+        engine.emit(std::move(diag));
+      return result;
+    }
+  }
   // The depths of the functions a walk visits are kept with the callee
   // summaries: the next build starts from them.
   DenseMap<Operation *, unsigned> ownDepths;
-  unsigned depth =
-      callDepth(func, options.callSummaries ? options.callSummaries->callDepths
-                                            : ownDepths);
-  if (depth <= kShallow) {
-    GraphBuilder builder(options, func);
-    return builder.buildFunction(func);
-  }
+  SymbolTableCollection ownSymbols;
+  unsigned depth = options.callSummaries
+                       ? callDepth(func, options.callSummaries->callDepths,
+                                   options.callSummaries->symbolTables)
+                       : callDepth(func, ownDepths, ownSymbols);
   FailureOr<FunctionGraph> result = failure();
   uint64_t stackBytes = std::min<uint64_t>((uint64_t(depth) + 64) * (64u << 10),
                                            uint64_t(2) << 30);
@@ -1283,4 +1493,12 @@ FailureOr<FunctionGraph> FunctionGraph::build(Operation *func,
   });
   worker.join();
   return result;
+}
+
+FailureOr<FunctionGraph> FunctionGraph::build(Operation *func,
+                                              const GraphOptions &options) {
+  FailureOr<FunctionGraph> graph = buildOnStack(func, options);
+  if (succeeded(graph))
+    checkCachedBuild(func, /*block=*/nullptr, options, *graph);
+  return graph;
 }

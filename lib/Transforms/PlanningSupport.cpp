@@ -394,7 +394,7 @@ mlir::lms::resolvePlanningContext(Operation *scope, uint64_t alignment,
   // in-place decisions.
   std::shared_ptr<CallSummaryCache> ownCache =
       std::exchange(context.graphOptions.callSummaries,
-                    makeCallSummaryCache(/*moduleUnchanged=*/true));
+                    makeCallSummaryCache(ModuleAccess::ReadOnly));
   if (size->isPercent) {
     FailureOr<uint64_t> peak = programPeak(module, context.graphOptions);
     if (failed(peak))
@@ -525,13 +525,18 @@ static StringRef baseName(StringRef name) {
 
 LogicalResult
 mlir::lms::specializeBorrowingCallees(ModuleOp module,
-                                      const GraphOptions &options) {
-  SymbolTable symbols(module);
-  SymbolTableCollection symbolTables;
-  SmallVector<FunctionOpInterface> worklist;
-  for (auto func : module.getOps<FunctionOpInterface>())
-    if (!func.isExternal())
-      worklist.push_back(func);
+                                      const GraphOptions &moduleOptions) {
+  // One cache for the builds here: the only changes are new copies of
+  // callees (added through its symbol table) and calls pointed at them
+  // (summaries of their callers forgotten).
+  GraphOptions options = moduleOptions;
+  options.callSummaries = makeCallSummaryCache();
+  options.arenaModels = nullptr;
+  SymbolTableCollection &symbolTables = getSymbolTables(*options.callSummaries);
+  SymbolTable &symbols = symbolTables.getSymbolTable(module);
+  // Callees first: a function's calls are pointed at their copies before
+  // its callers summarize it.
+  SmallVector<FunctionOpInterface> worklist = functionsCalleesFirst(module);
   for (size_t i = 0; i < worklist.size(); ++i) {
     FunctionOpInterface func = worklist[i];
     FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
@@ -597,6 +602,7 @@ mlir::lms::specializeBorrowingCallees(ModuleOp module,
       }
       call.setCalleeFromCallable(
           FlatSymbolRefAttr::get(target.getContext(), name));
+      forgetCallSummaries(*options.callSummaries);
     }
   }
   return success();

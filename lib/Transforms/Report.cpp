@@ -103,7 +103,7 @@ struct LMSPrintLivenessPass
       return signalPassFailure();
     // The module does not change: each callee is summarized once, and the
     // module's in-place decisions are made once.
-    options->callSummaries = makeCallSummaryCache(/*moduleUnchanged=*/true);
+    options->callSummaries = makeCallSummaryCache(ModuleAccess::ReadOnly);
     bool failedAny = false;
     for (FunctionOpInterface func : functionsWithBodies(module)) {
       FailureOr<FunctionGraph> graph = FunctionGraph::build(func, *options);
@@ -179,7 +179,7 @@ struct LMSReportMemoryPass
       return signalPassFailure();
     // The module does not change: each callee is summarized once, and the
     // module's in-place decisions are made once.
-    options->callSummaries = makeCallSummaryCache(/*moduleUnchanged=*/true);
+    options->callSummaries = makeCallSummaryCache(ModuleAccess::ReadOnly);
     FailureOr<::lms::DeviceSpec> spec = resolveDevice(module, device);
     if (failed(spec))
       return signalPassFailure();
@@ -205,6 +205,11 @@ struct LMSReportMemoryPass
       stripLMSOps(*stripped);
     }
 
+    // The stripped module is another module: its own decisions and
+    // summaries.
+    GraphOptions strippedOptions = *options;
+    strippedOptions.callSummaries =
+        makeCallSummaryCache(ModuleAccess::ReadOnly);
     GraphOptions arenaOptions = *options;
     arenaOptions.arena = true;
     BudgetedBytes measure(arenaOptions);
@@ -214,7 +219,7 @@ struct LMSReportMemoryPass
     for (FunctionOpInterface func : functionsWithBodies(module)) {
       FunctionReport report;
       if (failed(analyse(func, *options, stripped ? *stripped : ModuleOp(),
-                         report))) {
+                         strippedOptions, report))) {
         failedAny = true;
         continue;
       }
@@ -243,7 +248,8 @@ struct LMSReportMemoryPass
   }
 
   LogicalResult analyse(FunctionOpInterface func, const GraphOptions &options,
-                        ModuleOp stripped, FunctionReport &report) {
+                        ModuleOp stripped, const GraphOptions &strippedOptions,
+                        FunctionReport &report) {
     report.name = func.getName().str();
     report.func = func;
     FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
@@ -294,7 +300,7 @@ struct LMSReportMemoryPass
           SymbolTable::lookupSymbolIn(stripped, func.getNameAttr()));
       if (strippedFunc) {
         FailureOr<FunctionGraph> strippedGraph =
-            FunctionGraph::build(strippedFunc, options);
+            FunctionGraph::build(strippedFunc, strippedOptions);
         if (failed(strippedGraph))
           return failure();
         report.strippedGraph.emplace(std::move(*strippedGraph));

@@ -51,6 +51,7 @@
 #include <optional>
 
 namespace mlir {
+class SymbolTableCollection;
 class AsmState;
 class CallOpInterface;
 class ModuleOp;
@@ -79,18 +80,36 @@ InPlaceDecisions getBufferizationDecisions(ModuleOp module,
 /// --lms-upload-constants uploads them at entry.
 constexpr llvm::StringLiteral kResidentConstantsAttr = "lms.resident_constants";
 
-/// Summaries of callees (their peak and cost at a call) shared by the graphs
-/// built with one GraphOptions. Valid while the callees it has summarized do
-/// not change: a pass that reads a module, or that rewrites functions callees
-/// first (a callee is summarized when its callers are built, after its own
-/// rewrite), builds each callee once instead of once per caller (quadratic
-/// in the depth of a call chain).
-/// With `moduleUnchanged` (a pass that only reads the module), the builds
-/// also share the module's in-place decisions instead of checking, per
-/// build, that the module is still the one they were made for.
+/// What a pass does to the module while a CallSummaryCache lives.
+enum class ModuleAccess {
+  /// Nothing changes it (a pass that only reads it): the builds share the
+  /// module's in-place decisions and symbol tables as they are.
+  ReadOnly,
+  /// Functions are rewritten one at a time, callees before their callers,
+  /// and a callee is summarized only after its own rewrite (its callers'
+  /// builds). The builds share the decisions while the functions a build
+  /// reads (its own, and the callees it summarizes anew) hash as they did
+  /// when the decisions were made, and analyse the module again otherwise.
+  /// Symbols are added or removed only through getSymbolTables (or with
+  /// its tables invalidated); a rewritten callee whose summary was kept
+  /// must be forgotten (forgetCallSummaries).
+  RewritesFunctions,
+};
+
+/// The analysis shared by the graphs built with one GraphOptions: summaries
+/// of callees (their peak and cost at a call), call depths, the module's
+/// symbol tables and its in-place decisions, so that a build costs its own
+/// function and its new callees, not the module (quadratic in the depth of
+/// a call chain before). With LMS_CHECK_ANALYSIS_CACHE=1 every build with a
+/// cache is compared with a build without one and a difference is a fatal
+/// error (the test suites run so).
 class CallSummaryCache;
 std::shared_ptr<CallSummaryCache>
-makeCallSummaryCache(bool moduleUnchanged = false);
+makeCallSummaryCache(ModuleAccess access = ModuleAccess::RewritesFunctions);
+/// The cache's symbol tables, to add or remove symbols through.
+SymbolTableCollection &getSymbolTables(CallSummaryCache &cache);
+/// Drops the callee summaries (after a change to a summarized callee).
+void forgetCallSummaries(CallSummaryCache &cache);
 /// The arena models of callees (LMS/Transforms/PlanningSupport.h); carried
 /// here only so that the planning passes can share them.
 class ArenaModelCache;
