@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """How the passes scale with the depth of a call chain.
 
-    bench/call_chains.py [--depths 500,1000,2000,4000] [--json out.json]
+    bench/call_chains.py [--depths 500,1000,2000,4000]
+                         [--hold-depths 150,300,600] [--json out.json]
 
 A module of N functions, each calling the next
 (test/Analysis/Inputs/call_chain.py: an exp and a call per function), run
@@ -14,9 +15,10 @@ depths is linear, 4.0 quadratic), and writes JSON.
                 rewritten)
   remat-fit     --lms-rematerialize=budget=1MiB
   plan-fit      --lms-plan=budget=1MiB
-  swaps-tight   --lms-insert-swaps=budget=128 (every function but the last
-                holds its argument and its exp's result across its call:
-                every function is rewritten)
+  swaps-hold    --lms-insert-swaps=budget=50% on chains whose every function
+                holds its argument across its call (call_chain.py --hold):
+                half of the functions are rewritten (--hold-depths)
+  plan-hold     --lms-plan=budget=50% on the same
 """
 
 import argparse
@@ -36,53 +38,65 @@ PASSES = {
     "swaps-fit": ["--lms-insert-swaps=budget=1MiB"],
     "remat-fit": ["--lms-rematerialize=budget=1MiB"],
     "plan-fit": ["--lms-plan=budget=1MiB"],
-    "swaps-tight": ["--lms-insert-swaps=budget=128"],
+    "swaps-hold": ["--lms-insert-swaps=budget=50%"],
+    "plan-hold": ["--lms-plan=budget=50%"],
 }
+HOLD = {"swaps-hold", "plan-hold"}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depths", default="500,1000,2000,4000")
+    parser.add_argument("--hold-depths", default="150,300,600")
     parser.add_argument("--passes", default=",".join(PASSES))
     parser.add_argument("--json")
     args = parser.parse_args()
     lms_opt = os.environ.get("LMS_OPT",
                              os.path.join(ROOT, "build", "bin", "lms-opt"))
     depths = [int(d) for d in args.depths.split(",")]
+    hold_depths = [int(d) for d in args.hold_depths.split(",")]
     names = args.passes.split(",")
     env = dict(os.environ, LMS_CHECK_ANALYSIS_CACHE="0")
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        for depth in depths:
-            path = os.path.join(tmp, "chain%d.mlir" % depth)
-            with open(path, "w") as out:
-                subprocess.run([sys.executable, CHAIN, str(depth)],
-                               stdout=out, check=True)
-            for name in names:
+        for name in names:
+            hold = name in HOLD
+            for depth in hold_depths if hold else depths:
+                path = os.path.join(tmp, "chain%d%s.mlir" %
+                                    (depth, "-hold" if hold else ""))
+                if not os.path.exists(path):
+                    with open(path, "w") as out:
+                        subprocess.run([sys.executable, CHAIN, str(depth)] +
+                                       (["--hold"] if hold else []),
+                                       stdout=out, check=True)
                 start = time.monotonic()
                 run = subprocess.run([lms_opt, path, "-o", "/dev/null"] +
                                      PASSES[name], env=env,
                                      capture_output=True, text=True)
                 seconds = time.monotonic() - start
                 results.append({"pass": name, "depth": depth,
-                                "seconds": round(seconds, 3),
+                                "hold": hold, "seconds": round(seconds, 3),
                                 "exit": run.returncode})
                 if run.returncode:
                     print("%s at depth %d failed:\n%s" %
                           (name, depth, run.stderr[-2000:]), file=sys.stderr)
-    print("%-12s %s" % ("pass", " ".join("%14s" % ("depth %d" % d)
-                                         for d in depths)))
-    for name in names:
-        row, previous = [], None
-        for depth in depths:
-            r = next(r for r in results
-                     if r["pass"] == name and r["depth"] == depth)
-            cell = "%.2f s" % r["seconds"]
-            if previous:
-                cell += " x%.1f" % (r["seconds"] / previous)
-            previous = r["seconds"]
-            row.append("%14s" % (cell if r["exit"] == 0 else "error"))
-        print("%-12s %s" % (name, " ".join(row)))
+    for group in (depths, hold_depths):
+        rows = [n for n in names if (n in HOLD) == (group is hold_depths)]
+        if not rows:
+            continue
+        print("%-12s %s" % ("pass", " ".join("%15s" % ("depth %d" % d)
+                                             for d in group)))
+        for name in rows:
+            row, previous = [], None
+            for depth in group:
+                r = next(r for r in results
+                         if r["pass"] == name and r["depth"] == depth)
+                cell = "%.2f s" % r["seconds"]
+                if previous:
+                    cell += " x%.1f" % (r["seconds"] / previous)
+                previous = r["seconds"]
+                row.append("%15s" % (cell if r["exit"] == 0 else "error"))
+            print("%-12s %s" % (name, " ".join(row)))
     if args.json:
         with open(args.json, "w") as out:
             json.dump({"command": " ".join(sys.argv), "results": results},

@@ -85,6 +85,10 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       return signalPassFailure();
     }
     swapKnobs.hostLimit = *hostLimit;
+    // Callees first: each callee is summarized once, after its rewrite.
+    context->graphOptions.callSummaries = makeCalleesFirstCache(module);
+    if (arena && context->graphOptions.callSummaries)
+      context->graphOptions.arenaModels = makeArenaModelCache();
     bool failedAny = false;
     for (FunctionOpInterface func : functionsCalleesFirst(module))
       if (failed(runOnFunction(func, *context)))
