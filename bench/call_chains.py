@@ -19,6 +19,9 @@ depths is linear, 4.0 quadratic), and writes JSON.
                 holds its argument across its call (call_chain.py --hold):
                 half of the functions are rewritten (--hold-depths)
   plan-hold     --lms-plan=budget=50% on the same
+  swaps-fan     --lms-insert-swaps=budget=3KiB on @main calling N functions
+                one after another (call_chain.py --fan), every one of them
+                rewritten (--depths)
 """
 
 import argparse
@@ -40,8 +43,11 @@ PASSES = {
     "plan-fit": ["--lms-plan=budget=1MiB"],
     "swaps-hold": ["--lms-insert-swaps=budget=50%"],
     "plan-hold": ["--lms-plan=budget=50%"],
+    "swaps-fan": ["--lms-insert-swaps=budget=3KiB"],
 }
 HOLD = {"swaps-hold", "plan-hold"}
+FLAGS = {"swaps-hold": ["--hold"], "plan-hold": ["--hold"],
+         "swaps-fan": ["--fan"]}
 
 
 def main():
@@ -62,13 +68,13 @@ def main():
         for name in names:
             hold = name in HOLD
             for depth in hold_depths if hold else depths:
+                flags = FLAGS.get(name, [])
                 path = os.path.join(tmp, "chain%d%s.mlir" %
-                                    (depth, "-hold" if hold else ""))
+                                    (depth, "".join(flags)))
                 if not os.path.exists(path):
                     with open(path, "w") as out:
                         subprocess.run([sys.executable, CHAIN, str(depth)] +
-                                       (["--hold"] if hold else []),
-                                       stdout=out, check=True)
+                                       flags, stdout=out, check=True)
                 start = time.monotonic()
                 run = subprocess.run([lms_opt, path, "-o", "/dev/null"] +
                                      PASSES[name], env=env,

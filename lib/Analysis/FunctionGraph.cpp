@@ -248,10 +248,19 @@ public:
   DenseSet<Operation *> summarized;
   DenseMap<Operation *, unsigned> callDepths;
   bool decisionsKnown = false;
+  /// With ModuleAccess::ReadOnly: the module's decisions.
   std::shared_ptr<const InPlaceDecisions> decisions;
-  /// With ModuleAccess::RewritesFunctions: the hash of each function's IR
-  /// when `decisions` were made.
+  /// With ModuleAccess::RewritesFunctions: per function (of the module), its
+  /// decisions (null where the analysis did not run), and the hash of its
+  /// IR when they were made. A function analysed again after a change drops
+  /// every other function's (a caller's may depend on it); the next build
+  /// of one analyses it with its callees, not the module.
+  DenseMap<Operation *, std::shared_ptr<const InPlaceDecisions>>
+      functionDecisions;
   DenseMap<Operation *, llvm::hash_code> functionHashes;
+  /// The callers of each function (made with the first decisions, again
+  /// when a function appears).
+  DenseMap<Operation *, SmallVector<Operation *>> callers;
   SymbolTableCollection symbolTables;
 };
 
@@ -328,8 +337,21 @@ private:
   void analyzeModuleInPlace(Operation *scope);
   /// With a cache shared by a pass that rewrites functions: whether its
   /// decisions were made for the IR that a build of `func` reads (`func`,
-  /// and the callees it will summarize: those without a summary yet).
-  bool sharedDecisionsCurrent(Operation *func);
+  /// and the callees it will summarize: those without a summary yet);
+  /// `changed`: those of them with decisions made for other IR.
+  bool sharedDecisionsCurrent(Operation *func,
+                              SmallVectorImpl<Operation *> &changed);
+  /// Analyses `functions` (with their callees among them) into the shared
+  /// per-function decisions.
+  void analyzeFunctions(ModuleOp module, ArrayRef<Operation *> functions,
+                        bool referencedOnly);
+  /// `func` and the functions it calls, directly or not.
+  SmallVector<Operation *> withCallees(Operation *func);
+  /// Fills the shared cache's callers; drops the decisions of functions
+  /// that are gone.
+  void findCallers(ModuleOp module);
+  /// Drops the decisions of the functions that call `func`, directly or not.
+  void forgetCallers(Operation *func);
   /// Whether bufferization writes `operand` (a destination or a view's
   /// source) in place; nullopt when the analysis has no say.
   std::optional<bool> bufferizesInPlace(OpOperand &operand) const;
@@ -342,6 +364,11 @@ private:
   /// -1 not a tensor operand), where bufferization's analysis made one.
   /// Shared with the module-wide cache (a build does not copy them).
   std::shared_ptr<const InPlaceDecisions> inPlaceOperands;
+  /// With a cache of ModuleAccess::RewritesFunctions: the decisions are the
+  /// cache's, per function (the last function looked up, kept).
+  bool perFunctionDecisions = false;
+  mutable Operation *lastFunction = nullptr;
+  mutable const InPlaceDecisions *lastDecisions = nullptr;
   DenseMap<Type, std::optional<uint64_t>> typeBytes;
   /// Callee summaries, symbol tables, call depths: the options' cache when
   /// they have one, else this builder's own.
@@ -363,11 +390,17 @@ private:
 /// (the rule alone is linear).
 static constexpr size_t kMaxAnalysedOps = 200000;
 
-InPlaceDecisions
-mlir::lms::getBufferizationDecisions(ModuleOp module,
-                                     ArrayRef<Operation *> functions) {
+InPlaceDecisions mlir::lms::getBufferizationDecisions(
+    ModuleOp module, ArrayRef<Operation *> functions, bool referencedOnly) {
   InPlaceDecisions decisions;
   DenseSet<Operation *> wanted(functions.begin(), functions.end());
+  DenseSet<StringAttr> referenced;
+  if (referencedOnly)
+    for (Operation *func : functions)
+      if (std::optional<SymbolTable::UseRange> uses =
+              SymbolTable::getSymbolUses(&func->getRegion(0)))
+        for (const SymbolTable::SymbolUse &use : *uses)
+          referenced.insert(use.getSymbolRef().getRootReference());
   // Upstream's own pass, as the lowering runs it, in its analysis-only mode
   // on a module of copies of those functions (and of the module's other
   // symbols: globals): it annotates every op with the in-place decision of
@@ -381,6 +414,8 @@ mlir::lms::getBufferizationDecisions(ModuleOp module,
     if (isa<FunctionOpInterface>(op) && !wanted.contains(&op)) {
       // Other functions only as declarations, for their symbols.
       auto other = cast<FunctionOpInterface>(op);
+      if (referencedOnly && !referenced.contains(other.getNameAttr()))
+        continue;
       Operation *decl = other->cloneWithoutRegions();
       builder.insert(decl);
       if (!other.isExternal())
@@ -525,26 +560,149 @@ void GraphBuilder::analyzeInPlace(Operation *scope) {
   ModuleOp module = topModule(scope);
   if (!module || !func)
     return analyzeModuleInPlace(scope);
-  if (!shared->decisionsKnown || !sharedDecisionsCurrent(func)) {
-    shared->decisions = computeModuleDecisions(module);
-    shared->functionHashes.clear();
+  SmallVector<Operation *> changed;
+  auto wholeModule = [&] {
+    SmallVector<Operation *> functions;
     for (auto function : module.getOps<FunctionOpInterface>())
-      shared->functionHashes[function] = hashIR(function);
+      if (!function.isExternal())
+        functions.push_back(function);
+    analyzeFunctions(module, functions, /*referencedOnly=*/false);
+    return functions.size();
+  };
+  if (!shared->decisionsKnown) {
+    // The first build: the whole module, once.
+    wholeModule();
+    findCallers(module);
     shared->decisionsKnown = true;
+  } else if (!sharedDecisionsCurrent(func, changed)) {
+    // A function changed (or is new): it and its callees, unless the
+    // functions without decisions are most of the module anyway.
+    if (!shared->functionHashes.count(func))
+      findCallers(module);
+    for (Operation *function : changed)
+      forgetCallers(function);
+    SmallVector<Operation *> functions = withCallees(func);
+    size_t all = 0;
+    for (auto function : module.getOps<FunctionOpInterface>())
+      all += !function.isExternal();
+    size_t without = all > shared->functionHashes.size()
+                         ? all - shared->functionHashes.size()
+                         : 0;
+    if (2 * (without + functions.size()) >= all)
+      wholeModule();
+    else
+      analyzeFunctions(module, functions, /*referencedOnly=*/true);
   }
-  inPlaceOperands = shared->decisions;
+  perFunctionDecisions = true;
 }
 
-bool GraphBuilder::sharedDecisionsCurrent(Operation *func) {
+void GraphBuilder::findCallers(ModuleOp module) {
+  CallSummaryCache &shared = *options.callSummaries;
+  shared.callers.clear();
+  DenseSet<Operation *> present;
+  for (auto func : module.getOps<FunctionOpInterface>()) {
+    present.insert(func);
+    func->walk([&](CallOpInterface call) {
+      if (auto callee = dyn_cast_or_null<FunctionOpInterface>(
+              call.resolveCallableInTable(&symbolTables)))
+        shared.callers[callee].push_back(func);
+    });
+  }
+  SmallVector<Operation *> gone;
+  for (auto &[func, hash] : shared.functionHashes)
+    if (!present.contains(func))
+      gone.push_back(func);
+  for (Operation *func : gone) {
+    shared.functionHashes.erase(func);
+    shared.functionDecisions.erase(func);
+  }
+}
+
+void GraphBuilder::forgetCallers(Operation *func) {
   CallSummaryCache &shared = *options.callSummaries;
   SmallVector<Operation *> worklist{func};
   DenseSet<Operation *> seen{func};
   while (!worklist.empty()) {
     Operation *next = worklist.pop_back_val();
+    auto it = shared.callers.find(next);
+    if (it == shared.callers.end())
+      continue;
+    for (Operation *caller : it->second)
+      if (seen.insert(caller).second) {
+        shared.functionHashes.erase(caller);
+        shared.functionDecisions.erase(caller);
+        worklist.push_back(caller);
+      }
+  }
+}
+
+/// The function of `module` that holds `op` (null for other ops).
+static Operation *topLevelFunction(Operation *op) {
+  while (op && op->getParentOp() && !isa<ModuleOp>(op->getParentOp()))
+    op = op->getParentOp();
+  return op && isa<FunctionOpInterface>(op) ? op : nullptr;
+}
+
+SmallVector<Operation *> GraphBuilder::withCallees(Operation *func) {
+  SmallVector<Operation *> functions{func};
+  DenseSet<Operation *> seen{func};
+  for (size_t i = 0; i < functions.size(); ++i)
+    functions[i]->walk([&](CallOpInterface call) {
+      auto callee = dyn_cast_or_null<FunctionOpInterface>(
+          call.resolveCallableInTable(&symbolTables));
+      if (callee && !callee.isExternal() && seen.insert(callee).second)
+        functions.push_back(callee);
+    });
+  return functions;
+}
+
+void GraphBuilder::analyzeFunctions(ModuleOp module,
+                                    ArrayRef<Operation *> functions,
+                                    bool referencedOnly) {
+  CallSummaryCache &shared = *options.callSummaries;
+  size_t numOps = 0;
+  bool hasTensors = false;
+  for (Operation *func : functions)
+    func->walk([&](Operation *op) {
+      ++numOps;
+      hasTensors |= llvm::any_of(op->getResultTypes(),
+                                 [](Type t) { return isa<TensorType>(t); });
+    });
+  DenseMap<Operation *, InPlaceDecisions> perFunction;
+  bool analysed = hasTensors && numOps <= kMaxAnalysedOps;
+  if (analysed) {
+    InPlaceDecisions all =
+        getBufferizationDecisions(module, functions, referencedOnly);
+    for (auto &[op, inPlace] : all)
+      if (Operation *func = topLevelFunction(op))
+        perFunction[func][op] = std::move(inPlace);
+  }
+  for (Operation *func : functions) {
+    shared.functionHashes[func] = hashIR(func);
+    shared.functionDecisions[func] =
+        analysed ? std::make_shared<const InPlaceDecisions>(
+                       std::move(perFunction[func]))
+                 : nullptr;
+  }
+}
+
+bool GraphBuilder::sharedDecisionsCurrent(
+    Operation *func, SmallVectorImpl<Operation *> &changed) {
+  CallSummaryCache &shared = *options.callSummaries;
+  SmallVector<Operation *> worklist{func};
+  DenseSet<Operation *> seen{func};
+  // All of them, not up to the first that changed: the callers of each
+  // that changed must be analysed again.
+  bool current = true;
+  while (!worklist.empty()) {
+    Operation *next = worklist.pop_back_val();
     auto it = shared.functionHashes.find(next);
-    if (it == shared.functionHashes.end() || it->second != hashIR(next))
-      return false;
-    bool current = true;
+    if (it == shared.functionHashes.end()) {
+      current = false;
+    } else if (it->second != hashIR(next)) {
+      changed.push_back(next);
+      current = false;
+    }
     next->walk([&](CallOpInterface call) {
       auto callee = dyn_cast_or_null<FunctionOpInterface>(
           call.resolveCallableInTable(&symbolTables));
@@ -558,10 +716,8 @@ bool GraphBuilder::sharedDecisionsCurrent(Operation *func) {
           seen.insert(callee).second)
         worklist.push_back(callee);
     });
-    if (!current)
-      return false;
   }
-  return true;
+  return current;
 }
 
 void GraphBuilder::analyzeModuleInPlace(Operation *scope) {
@@ -589,10 +745,22 @@ void GraphBuilder::analyzeModuleInPlace(Operation *scope) {
 }
 
 std::optional<bool> GraphBuilder::bufferizesInPlace(OpOperand &operand) const {
-  if (!inPlaceOperands)
+  const InPlaceDecisions *decisions = inPlaceOperands.get();
+  if (perFunctionDecisions) {
+    Operation *func = topLevelFunction(operand.getOwner());
+    if (func != lastFunction) {
+      auto found = cache.functionDecisions.find(func);
+      lastFunction = func;
+      lastDecisions = found == cache.functionDecisions.end()
+                          ? nullptr
+                          : found->second.get();
+    }
+    decisions = lastDecisions;
+  }
+  if (!decisions)
     return std::nullopt;
-  auto it = inPlaceOperands->find(operand.getOwner());
-  if (it == inPlaceOperands->end() ||
+  auto it = decisions->find(operand.getOwner());
+  if (it == decisions->end() ||
       operand.getOperandNumber() >= it->second.size() ||
       it->second[operand.getOperandNumber()] < 0)
     return std::nullopt;

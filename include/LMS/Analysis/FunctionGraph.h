@@ -70,9 +70,14 @@ using InPlaceDecisions = DenseMap<Operation *, SmallVector<int8_t>>;
 /// bufferize (function boundaries, identity layouts, unknown ops allowed),
 /// on copies of `functions` (ops of `module`; the module's other symbols
 /// come along) and returns its decisions for their ops. Empty where the
-/// analysis rejects the IR. The IR is not changed.
+/// analysis rejects the IR. The IR is not changed. With
+/// `referencedOnly`, the other functions come along (as declarations) only
+/// where `functions` name them: a few functions of a large module cost
+/// their own size (their callees must then be among `functions`, or they
+/// count as external).
 InPlaceDecisions getBufferizationDecisions(ModuleOp module,
-                                           ArrayRef<Operation *> functions);
+                                           ArrayRef<Operation *> functions,
+                                           bool referencedOnly = false);
 
 /// Unit attribute of a module whose constants stay resident on the device
 /// from function entry to the end (for users who preload weights): the
@@ -87,9 +92,12 @@ enum class ModuleAccess {
   ReadOnly,
   /// Functions are rewritten one at a time, callees before their callers,
   /// and a callee is summarized only after its own rewrite (its callers'
-  /// builds). The builds share the decisions while the functions a build
-  /// reads (its own, and the callees it summarizes anew) hash as they did
-  /// when the decisions were made, and analyse the module again otherwise.
+  /// builds). The decisions are kept per function with a hash of its IR; a
+  /// build checks the functions it reads (its own, and the callees it
+  /// summarizes anew) and, where one changed or is new, analyses that
+  /// function with its callees (the module when the functions without
+  /// decisions are half of it) and drops the decisions of the changed one's
+  /// callers, which their builds then make again.
   /// Symbols are added or removed only through getSymbolTables (or with
   /// its tables invalidated); a rewritten callee whose summary was kept
   /// must be forgotten (forgetCallSummaries).
