@@ -252,9 +252,9 @@ public:
   std::shared_ptr<const InPlaceDecisions> decisions;
   /// With ModuleAccess::RewritesFunctions: per function (of the module), its
   /// decisions (null where the analysis did not run), and the hash of its
-  /// IR when they were made. A function analysed again after a change drops
-  /// every other function's (a caller's may depend on it); the next build
-  /// of one analyses it with its callees, not the module.
+  /// IR when they were made. A function that changed drops its callers'
+  /// (theirs may depend on it); the next build of one analyses it with its
+  /// callees, not the module.
   DenseMap<Operation *, std::shared_ptr<const InPlaceDecisions>>
       functionDecisions;
   DenseMap<Operation *, llvm::hash_code> functionHashes;

@@ -93,7 +93,13 @@ static FailureOr<uint64_t> peakWithoutLMS(FunctionOpInterface func,
       SymbolTable::getSymbolAttrName(),
       builder.getStringAttr("__lms_reference_" + func.getName().str()));
   stripLMSOps(copy);
-  FailureOr<FunctionGraph> stripped = FunctionGraph::build(copy, options);
+  // The copy changes the module: not under the caller's cache (read-only
+  // while budgets are resolved), under one that knows it is new.
+  GraphOptions copyOptions = options;
+  copyOptions.callSummaries =
+      makeCallSummaryCache(ModuleAccess::RewritesFunctions);
+  copyOptions.arenaModels = nullptr;
+  FailureOr<FunctionGraph> stripped = FunctionGraph::build(copy, copyOptions);
   FailureOr<uint64_t> peak = failure();
   if (succeeded(stripped))
     peak = ::lms::evaluateSchedule(stripped->getGraph(),

@@ -22,6 +22,13 @@
 // RUN: lms-opt %s -o %t.input.mlir
 // RUN: diff %t.stripped.mlir %t.input.mlir
 // RUN: lms-opt %t.swapped.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.json
+// COM: A percentage budget on the rewritten module measures a stripped copy
+// COM: of @step beside it; under the suite's LMS_CHECK_ANALYSIS_CACHE=1 its
+// COM: graph must be the one a fresh analysis gives (regression: the copy was
+// COM: built with the module's decisions from before it existed, the
+// COM: last-use rule alone, and the check aborted).
+// RUN: lms-opt %t.swapped.mlir --lms-insert-swaps=budget=90% -o /dev/null
+// RUN: lms-opt %t.swapped.mlir --lms-plan=budget=80% -o /dev/null
 // RUN: lms-opt %t.swapped.mlir --lms-host-pipeline -o %t.swapped.ll.mlir
 // RUN: env LMS_RUNTIME_STATS=%t.stats LMS_DEVICE_BYTES=124518 mlir-runner %t.swapped.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.swapped.out
 // RUN: diff %t.orig.out %t.swapped.out
