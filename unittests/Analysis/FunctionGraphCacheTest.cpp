@@ -24,6 +24,8 @@
 #include "gtest/gtest.h"
 
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 using namespace mlir;
 using namespace mlir::lms;
@@ -45,6 +47,27 @@ func.func private @twice(%a: tensor<1024xf32>) -> tensor<1024xf32> {
   return %x : tensor<1024xf32>
 }
 )mlir";
+
+/// Sets an environment variable for a scope (death tests in the threadsafe
+/// style run the test again in a new process, which reads it).
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name(name) {
+    if (const char *old = std::getenv(name))
+      previous = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (previous)
+      ::setenv(name, previous->c_str(), 1);
+    else
+      ::unsetenv(name);
+  }
+
+private:
+  const char *name;
+  std::optional<std::string> previous;
+};
 
 class FunctionGraphCacheTest : public ::testing::Test {
 protected:
@@ -126,7 +149,7 @@ TEST_F(FunctionGraphCacheTest, CheckingModeCatchesAChangeTheCacheMissed) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   // A read-only cache kept across a rewrite (a pass that broke its word):
   // the checking mode compares with a build without the cache and aborts.
-  ::setenv("LMS_CHECK_ANALYSIS_CACHE", "1", 1);
+  ScopedEnv check("LMS_CHECK_ANALYSIS_CACHE", "1");
   EXPECT_DEATH(
       {
         GraphOptions options;
@@ -137,7 +160,6 @@ TEST_F(FunctionGraphCacheTest, CheckingModeCatchesAChangeTheCacheMissed) {
       },
       "the graph of @main built with the pass's analysis cache differs from "
       "one built without it");
-  ::unsetenv("LMS_CHECK_ANALYSIS_CACHE");
 }
 
 /// @main writes %b's exp into %a while %y, what @id returns, is still to
@@ -164,6 +186,19 @@ func.func private @pad3(%a: tensor<4xf32>) -> tensor<4xf32> { return %a : tensor
 func.func private @pad4(%a: tensor<4xf32>) -> tensor<4xf32> { return %a : tensor<4xf32> }
 func.func private @pad5(%a: tensor<4xf32>) -> tensor<4xf32> { return %a : tensor<4xf32> }
 )mlir";
+
+TEST_F(FunctionGraphCacheTest, InvalidCheckSettingIsRejected) {
+  ASSERT_TRUE(module);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  ScopedEnv check("LMS_CHECK_ANALYSIS_CACHE", "yes");
+  EXPECT_DEATH(
+      {
+        GraphOptions options;
+        options.callSummaries = makeCallSummaryCache(ModuleAccess::ReadOnly);
+        (void)peakOf(options);
+      },
+      "LMS_CHECK_ANALYSIS_CACHE must be 1 or 0, not 'yes'");
+}
 
 TEST_F(FunctionGraphCacheTest, CallersOfARewrittenCalleeAreAnalysedAgain) {
   module = parseSourceString<ModuleOp>(kCallerModule, &context);
