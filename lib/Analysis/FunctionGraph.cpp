@@ -512,25 +512,28 @@ static ModuleOp topModule(Operation *scope) {
   return dyn_cast<ModuleOp>(top);
 }
 
-/// The decisions of `module` as it is now, or null where the analysis is
-/// not run (no tensors, or more than kMaxAnalysedOps ops).
-static std::shared_ptr<const InPlaceDecisions>
-computeModuleDecisions(ModuleOp module) {
+/// Whether bufferization's analysis runs on the ops under `roots`: some
+/// value is a tensor, and they are at most kMaxAnalysedOps ops (beyond, the
+/// rule alone decides: it is linear).
+static bool worthAnalysing(ArrayRef<Operation *> roots) {
   size_t numOps = 0;
   bool hasTensors = false;
-  module->walk([&](Operation *op) {
-    ++numOps;
-    hasTensors |= llvm::any_of(op->getResultTypes(),
-                               [](Type t) { return isa<TensorType>(t); });
-  });
-  if (!hasTensors || numOps > kMaxAnalysedOps)
-    return nullptr;
+  for (Operation *root : roots)
+    root->walk([&](Operation *op) {
+      ++numOps;
+      hasTensors |= llvm::any_of(op->getResultTypes(),
+                                 [](Type t) { return isa<TensorType>(t); });
+    });
+  return hasTensors && numOps <= kMaxAnalysedOps;
+}
+
+/// The functions of `module` with a body.
+static SmallVector<Operation *> functionsWithBodies(ModuleOp module) {
   SmallVector<Operation *> functions;
   for (auto func : module.getOps<FunctionOpInterface>())
     if (!func.isExternal())
       functions.push_back(func);
-  return std::make_shared<const InPlaceDecisions>(
-      getBufferizationDecisions(module, functions));
+  return functions;
 }
 
 void GraphBuilder::analyzeInPlace(Operation *scope) {
@@ -562,12 +565,8 @@ void GraphBuilder::analyzeInPlace(Operation *scope) {
     return analyzeModuleInPlace(scope);
   SmallVector<Operation *> changed;
   auto wholeModule = [&] {
-    SmallVector<Operation *> functions;
-    for (auto function : module.getOps<FunctionOpInterface>())
-      if (!function.isExternal())
-        functions.push_back(function);
-    analyzeFunctions(module, functions, /*referencedOnly=*/false);
-    return functions.size();
+    analyzeFunctions(module, functionsWithBodies(module),
+                     /*referencedOnly=*/false);
   };
   if (!shared->decisionsKnown) {
     // The first build: the whole module, once.
@@ -582,9 +581,7 @@ void GraphBuilder::analyzeInPlace(Operation *scope) {
     for (Operation *function : changed)
       forgetCallers(function);
     SmallVector<Operation *> functions = withCallees(func);
-    size_t all = 0;
-    for (auto function : module.getOps<FunctionOpInterface>())
-      all += !function.isExternal();
+    size_t all = functionsWithBodies(module).size();
     size_t without = all > shared->functionHashes.size()
                          ? all - shared->functionHashes.size()
                          : 0;
@@ -660,16 +657,8 @@ void GraphBuilder::analyzeFunctions(ModuleOp module,
                                     ArrayRef<Operation *> functions,
                                     bool referencedOnly) {
   CallSummaryCache &shared = *options.callSummaries;
-  size_t numOps = 0;
-  bool hasTensors = false;
-  for (Operation *func : functions)
-    func->walk([&](Operation *op) {
-      ++numOps;
-      hasTensors |= llvm::any_of(op->getResultTypes(),
-                                 [](Type t) { return isa<TensorType>(t); });
-    });
   DenseMap<Operation *, InPlaceDecisions> perFunction;
-  bool analysed = hasTensors && numOps <= kMaxAnalysedOps;
+  bool analysed = worthAnalysing(functions);
   if (analysed) {
     InPlaceDecisions all =
         getBufferizationDecisions(module, functions, referencedOnly);
@@ -722,22 +711,14 @@ bool GraphBuilder::sharedDecisionsCurrent(
 
 void GraphBuilder::analyzeModuleInPlace(Operation *scope) {
   ModuleOp module = topModule(scope);
-  if (!module)
-    return;
-  size_t numOps = 0;
-  bool hasTensors = false;
-  module->walk([&](Operation *op) {
-    ++numOps;
-    hasTensors |= llvm::any_of(op->getResultTypes(),
-                               [](Type t) { return isa<TensorType>(t); });
-  });
-  if (!hasTensors || numOps > kMaxAnalysedOps)
+  if (!module || !worthAnalysing(module.getOperation()))
     return;
   llvm::hash_code hash = hashIR(module);
   DecisionCache &cache = decisionCache();
   std::lock_guard<std::mutex> lock(cache.mutex);
   if (cache.module != module.getOperation() || cache.hash != hash) {
-    cache.decisions = computeModuleDecisions(module);
+    cache.decisions = std::make_shared<const InPlaceDecisions>(
+        getBufferizationDecisions(module, functionsWithBodies(module)));
     cache.module = module.getOperation();
     cache.hash = hash;
   }

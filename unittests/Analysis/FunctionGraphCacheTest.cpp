@@ -85,6 +85,13 @@ protected:
     module = parseSourceString<ModuleOp>(kModule, &context);
   }
 
+  /// Options whose builds share one cache for `access`.
+  static GraphOptions withCache(ModuleAccess access) {
+    GraphOptions options;
+    options.callSummaries = makeCallSummaryCache(access);
+    return options;
+  }
+
   func::FuncOp main() { return module->lookupSymbol<func::FuncOp>("main"); }
 
   uint64_t peakOf(GraphOptions options) {
@@ -132,8 +139,7 @@ protected:
 
 TEST_F(FunctionGraphCacheTest, RewrittenFunctionIsAnalysedAgain) {
   ASSERT_TRUE(module);
-  GraphOptions options;
-  options.callSummaries = makeCallSummaryCache(ModuleAccess::RewritesFunctions);
+  GraphOptions options = withCache(ModuleAccess::RewritesFunctions);
   uint64_t before = peakOf(options);
   returnArgumentToo();
   uint64_t after = peakOf(options);
@@ -152,8 +158,7 @@ TEST_F(FunctionGraphCacheTest, CheckingModeCatchesAChangeTheCacheMissed) {
   ScopedEnv check("LMS_CHECK_ANALYSIS_CACHE", "1");
   EXPECT_DEATH(
       {
-        GraphOptions options;
-        options.callSummaries = makeCallSummaryCache(ModuleAccess::ReadOnly);
+        GraphOptions options = withCache(ModuleAccess::ReadOnly);
         (void)peakOf(options);
         returnArgumentToo();
         (void)peakOf(options);
@@ -193,8 +198,7 @@ TEST_F(FunctionGraphCacheTest, InvalidCheckSettingIsRejected) {
   ScopedEnv check("LMS_CHECK_ANALYSIS_CACHE", "yes");
   EXPECT_DEATH(
       {
-        GraphOptions options;
-        options.callSummaries = makeCallSummaryCache(ModuleAccess::ReadOnly);
+        GraphOptions options = withCache(ModuleAccess::ReadOnly);
         (void)peakOf(options);
       },
       "LMS_CHECK_ANALYSIS_CACHE must be 1 or 0, not 'yes'");
@@ -204,8 +208,7 @@ TEST_F(FunctionGraphCacheTest, CallersOfARewrittenCalleeAreAnalysedAgain) {
   module = parseSourceString<ModuleOp>(kCallerModule, &context);
   ASSERT_TRUE(module);
   auto id = module->lookupSymbol<func::FuncOp>("id");
-  GraphOptions options;
-  options.callSummaries = makeCallSummaryCache(ModuleAccess::RewritesFunctions);
+  GraphOptions options = withCache(ModuleAccess::RewritesFunctions);
   (void)graphOf(options);
   // @id now returns its exp: a buffer of its own.
   Operation *ret = id.getBody().front().getTerminator();
