@@ -1,19 +1,24 @@
 //===- FunctionGraph.cpp - IR to graph translation ------------------------===//
 //
 // The memory model is documented in FunctionGraph.h; this file implements it
-// in one linear pass over each block (plus one pass to find last uses).
+// in one linear pass over each block (plus one pass to find last uses):
+// BlockTranslator walks the schedule and says what each op is (an lms copy,
+// a call, an op with regions, a return, any other) and what it costs and
+// holds; AliasModel says where each result's buffer is (an alias of an
+// operand, written in place into its init, in the enclosing function, or a
+// buffer of its own) and keeps last uses per buffer. What builds share (the
+// callee summaries, in-place decisions and their check) is AnalysisCache.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "LMS/Analysis/FunctionGraph.h"
+#include "GraphBuilder.h"
 #include "LMS/Analysis/CostModel.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "LMS/Graph/Memory.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -29,8 +34,6 @@
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
-#include "mlir/Pass/PassManager.h"
-#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -38,9 +41,9 @@
 
 #include "llvm/Support/MathExtras.h"
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <map>
-#include <mutex>
 
 using namespace mlir;
 using namespace mlir::lms;
@@ -217,535 +220,6 @@ scheduleOrder(Block &block, SmallPtrSetImpl<Operation *> &deferred,
     order.push_back(&op);
   }
   return order;
-}
-
-namespace mlir {
-namespace lms {
-
-/// The peak and total cost of what an op with regions or a call runs.
-struct CalleeSummary {
-  /// Transient bytes of the op (negative for a call, see
-  /// GraphBuilder::summarizeCallee).
-  int64_t peakBytes = 0;
-  OpCost cost;
-  /// For a call, per result: the argument of the callee whose own buffer
-  /// it returns (the argument, or a view of it, returned without a copy),
-  /// or -1 for a buffer of its own.
-  SmallVector<int> resultArguments;
-};
-
-/// Summaries of callees, by callee and borrowed arguments; the call depth
-/// of each function built; the module's symbol tables; and its in-place
-/// decisions (so that a build costs its own function, not the module:
-/// building every function of a deep call chain was quadratic).
-class CallSummaryCache {
-public:
-  explicit CallSummaryCache(ModuleAccess access) : access(access) {}
-
-  ModuleAccess access;
-  std::map<std::pair<Operation *, std::vector<bool>>, CalleeSummary> entries;
-  /// The functions with an entry (under any borrowed arguments).
-  DenseSet<Operation *> summarized;
-  DenseMap<Operation *, unsigned> callDepths;
-  bool decisionsKnown = false;
-  /// With ModuleAccess::ReadOnly: the module's decisions.
-  std::shared_ptr<const InPlaceDecisions> decisions;
-  /// With ModuleAccess::RewritesFunctions: per function (of the module), its
-  /// decisions (null where the analysis did not run), and the hash of its
-  /// IR when they were made. A function that changed drops its callers'
-  /// (theirs may depend on it); the next build of one analyses it with its
-  /// callees, not the module.
-  DenseMap<Operation *, std::shared_ptr<const InPlaceDecisions>>
-      functionDecisions;
-  DenseMap<Operation *, llvm::hash_code> functionHashes;
-  /// The callers of each function (made with the first decisions, again
-  /// when a function appears).
-  DenseMap<Operation *, SmallVector<Operation *>> callers;
-  SymbolTableCollection symbolTables;
-};
-
-std::shared_ptr<CallSummaryCache> makeCallSummaryCache(ModuleAccess access) {
-  return std::make_shared<CallSummaryCache>(access);
-}
-
-SymbolTableCollection &getSymbolTables(CallSummaryCache &cache) {
-  return cache.symbolTables;
-}
-
-void forgetCallSummaries(CallSummaryCache &cache) {
-  cache.entries.clear();
-  cache.summarized.clear();
-}
-
-/// Translates blocks into graphs; shared by a function and everything it
-/// reaches (regions, callees), with caches for type sizes and callees (and
-/// the callees of other builds, with GraphOptions::callSummaries).
-class GraphBuilder {
-public:
-  GraphBuilder(const GraphOptions &options, Operation *scope)
-      : options(options), layout(DataLayout::closest(scope)) {
-    Operation *top = scope;
-    while (top->getParentOp())
-      top = top->getParentOp();
-    residentConstants = top->hasAttr(kResidentConstantsAttr);
-    analyzeInPlace(scope);
-  }
-
-  FailureOr<FunctionGraph> buildFunction(Operation *func);
-  /// Callees summarized anew may nest at most `levels` deep (the stack of
-  /// the thread that builds); deeper, the build fails and ranOutOfStack().
-  void limitNesting(unsigned levels) { levelsLeft = levels; }
-  bool ranOutOfStack() const { return outOfStack; }
-  LogicalResult buildNestedBlock(Block &block, FunctionGraph &fg) {
-    return buildBlock(block, /*regionMode=*/true, fg);
-  }
-
-private:
-  using Summary = CalleeSummary;
-
-  /// `borrowed`: for a function body, which arguments the function borrows
-  /// from its caller (resident to the end, read-only); empty: none, unless
-  /// the function's arg_attrs say so (`lms.borrowed`).
-  LogicalResult buildBlock(Block &block, bool regionMode, FunctionGraph &fg,
-                           ArrayRef<bool> borrowed = {});
-  FailureOr<Summary> summarizeBlock(Operation *owner, Block &block);
-  FailureOr<Summary> summarizeRegions(Operation *op);
-  /// `borrowed`: per call operand, whether the callee borrows it (the
-  /// caller still uses it after the call, or it is not the caller's to give).
-  FailureOr<Summary> summarizeCall(CallOpInterface call,
-                                   ArrayRef<bool> borrowed);
-  FailureOr<Summary> summarizeCallee(FunctionOpInterface callee,
-                                     ArrayRef<bool> borrowed);
-
-  /// Bytes of a value of static shape (unaligned), or nullopt.
-  std::optional<uint64_t> staticBytes(Type type);
-  /// Bytes of a new buffer for `value`, with bounds for dynamic shapes;
-  /// emits an error naming the value when there is none.
-  FailureOr<uint64_t> allocationBytes(Value value, FunctionGraph &fg);
-  uint64_t align(uint64_t bytes) const {
-    return options.alignment > 1 ? llvm::alignTo(bytes, options.alignment)
-                                 : bytes;
-  }
-
-  /// Asks One-Shot Bufferize's analysis, as the lowering runs it (function
-  /// boundaries, identity layouts), which destinations are written in place,
-  /// so that the graph's buffers are the ones bufferization makes. Without
-  /// it (ops the analysis rejects, a module over kMaxAnalysedOps ops) the
-  /// rule of FunctionGraph.h decides alone.
-  void analyzeInPlace(Operation *scope);
-  /// The decisions of the module as it is now (cached while unchanged).
-  void analyzeModuleInPlace(Operation *scope);
-  /// With a cache shared by a pass that rewrites functions: whether its
-  /// decisions were made for the IR that a build of `func` reads (`func`,
-  /// and the callees it will summarize: those without a summary yet);
-  /// `changed`: those of them with decisions made for other IR.
-  bool sharedDecisionsCurrent(Operation *func,
-                              SmallVectorImpl<Operation *> &changed);
-  /// Analyses `functions` (with their callees among them) into the shared
-  /// per-function decisions.
-  void analyzeFunctions(ModuleOp module, ArrayRef<Operation *> functions,
-                        bool referencedOnly);
-  /// `func` and the functions it calls, directly or not.
-  SmallVector<Operation *> withCallees(Operation *func);
-  /// Fills the shared cache's callers; drops the decisions of functions
-  /// that are gone.
-  void findCallers(ModuleOp module);
-  /// Drops the decisions of the functions that call `func`, directly or not.
-  void forgetCallers(Operation *func);
-  /// Whether bufferization writes `operand` (a destination or a view's
-  /// source) in place; nullopt when the analysis has no say.
-  std::optional<bool> bufferizesInPlace(OpOperand &operand) const;
-
-  const GraphOptions &options;
-  /// The module keeps constants resident from entry (`lms.resident_constants`).
-  bool residentConstants = false;
-  DataLayout layout;
-  /// Per op: the in-place decision of each operand (1 in place, 0 a copy,
-  /// -1 not a tensor operand), where bufferization's analysis made one.
-  /// Shared with the module-wide cache (a build does not copy them).
-  std::shared_ptr<const InPlaceDecisions> inPlaceOperands;
-  /// With a cache of ModuleAccess::RewritesFunctions: the decisions are the
-  /// cache's, per function (the last function looked up, kept).
-  bool perFunctionDecisions = false;
-  mutable Operation *lastFunction = nullptr;
-  mutable const InPlaceDecisions *lastDecisions = nullptr;
-  DenseMap<Type, std::optional<uint64_t>> typeBytes;
-  /// Callee summaries, symbol tables, call depths: the options' cache when
-  /// they have one, else this builder's own.
-  CallSummaryCache ownCache{ModuleAccess::RewritesFunctions};
-  CallSummaryCache &cache =
-      options.callSummaries ? *options.callSummaries : ownCache;
-  std::map<std::pair<Operation *, std::vector<bool>>, Summary>
-      &calleeSummaries = cache.entries;
-  SmallPtrSet<Operation *, 4> calleesInProgress;
-  SymbolTableCollection &symbolTables = cache.symbolTables;
-  unsigned levelsLeft = std::numeric_limits<unsigned>::max();
-  bool outOfStack = false;
-};
-
-} // namespace lms
-} // namespace mlir
-
-/// Beyond this many ops in a module the bufferization analysis is skipped
-/// (the rule alone is linear).
-static constexpr size_t kMaxAnalysedOps = 200000;
-
-InPlaceDecisions mlir::lms::getBufferizationDecisions(
-    ModuleOp module, ArrayRef<Operation *> functions, bool referencedOnly) {
-  InPlaceDecisions decisions;
-  DenseSet<Operation *> wanted(functions.begin(), functions.end());
-  DenseSet<StringAttr> referenced;
-  if (referencedOnly)
-    for (Operation *func : functions)
-      if (std::optional<SymbolTable::UseRange> uses =
-              SymbolTable::getSymbolUses(&func->getRegion(0)))
-        for (const SymbolTable::SymbolUse &use : *uses)
-          referenced.insert(use.getSymbolRef().getRootReference());
-  // Upstream's own pass, as the lowering runs it, in its analysis-only mode
-  // on a module of copies of those functions (and of the module's other
-  // symbols: globals): it annotates every op with the in-place decision of
-  // each operand.
-  OpBuilder builder(module->getContext());
-  OwningOpRef<ModuleOp> copy = ModuleOp::create(module.getLoc());
-  copy->getOperation()->setAttrs(module->getAttrDictionary());
-  builder.setInsertionPointToEnd(copy->getBody());
-  SmallVector<std::pair<Operation *, Operation *>> copied;
-  for (Operation &op : module.getBody()->getOperations()) {
-    if (isa<FunctionOpInterface>(op) && !wanted.contains(&op)) {
-      // Other functions only as declarations, for their symbols.
-      auto other = cast<FunctionOpInterface>(op);
-      if (referencedOnly && !referenced.contains(other.getNameAttr()))
-        continue;
-      Operation *decl = other->cloneWithoutRegions();
-      builder.insert(decl);
-      if (!other.isExternal())
-        SymbolTable::setSymbolVisibility(decl,
-                                         SymbolTable::Visibility::Private);
-      continue;
-    }
-    Operation *clone = builder.clone(op);
-    if (wanted.contains(&op))
-      copied.push_back({&op, clone});
-  }
-  PassManager pm(module->getContext(), ModuleOp::getOperationName());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  bufferize.allowUnknownOps = true;
-  bufferize.testAnalysisOnly = true;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  {
-    // Where the analysis rejects the IR, there are no decisions; its
-    // diagnostics are not the user's business here.
-    ScopedDiagnosticHandler silence(module->getContext(),
-                                    [](Diagnostic &) { return success(); });
-    if (failed(pm.run(*copy)))
-      return decisions;
-  }
-  // Each copy has the same ops in the same order as its original. Only ops
-  // that bufferization knows (a BufferizableOpInterface model) decide.
-  for (auto [original, clone] : copied) {
-    SmallVector<Operation *> originals, clones;
-    original->walk([&](Operation *op) { originals.push_back(op); });
-    clone->walk([&](Operation *op) { clones.push_back(op); });
-    if (originals.size() != clones.size())
-      continue;
-    for (auto [op, cloned] : llvm::zip(originals, clones)) {
-      auto marks =
-          cloned->getAttrOfType<ArrayAttr>("__inplace_operands_attr__");
-      if (!marks || marks.size() != op->getNumOperands() ||
-          !isa<bufferization::BufferizableOpInterface>(op))
-        continue;
-      // The lowering inlines recomputations before it bufferizes: inside
-      // one the analysis decided for a region it never sees (it copies a
-      // view that a recomputation yields); the rule applies there.
-      if (op->getParentOfType<RecomputeOp>())
-        continue;
-      SmallVector<int8_t> &inPlace = decisions[op];
-      for (Attribute mark : marks) {
-        StringRef text = cast<StringAttr>(mark).getValue();
-        inPlace.push_back(text == "true" ? 1 : text == "false" ? 0 : -1);
-      }
-    }
-  }
-  return decisions;
-}
-
-/// A hash of the IR under `root` that changes when any op, attribute,
-/// property, operand or result type changes (ops by identity).
-static llvm::hash_code hashIR(Operation *root) {
-  llvm::hash_code hash = 0;
-  root->walk([&](Operation *op) {
-    hash = llvm::hash_combine(hash, op, op->getName().getAsOpaquePointer(),
-                              op->getRawDictionaryAttrs().getAsOpaquePointer(),
-                              op->hashProperties());
-    for (Value operand : op->getOperands())
-      hash = llvm::hash_combine(hash, operand.getAsOpaquePointer());
-    for (Type type : op->getResultTypes())
-      hash = llvm::hash_combine(hash, type.getAsOpaquePointer());
-  });
-  return hash;
-}
-
-namespace {
-/// The decisions of the last module analysed, reused while its IR is
-/// unchanged (the analyses build the graphs of a module's functions many
-/// times; the bufferization analysis of the whole module runs once).
-struct DecisionCache {
-  std::mutex mutex;
-  Operation *module = nullptr;
-  llvm::hash_code hash = 0;
-  std::shared_ptr<const InPlaceDecisions> decisions;
-};
-DecisionCache &decisionCache() {
-  static DecisionCache cache;
-  return cache;
-}
-} // namespace
-
-/// The module of `scope`, or null.
-static ModuleOp topModule(Operation *scope) {
-  Operation *top = scope;
-  while (top->getParentOp())
-    top = top->getParentOp();
-  return dyn_cast<ModuleOp>(top);
-}
-
-/// Whether bufferization's analysis runs on the ops under `roots`: some
-/// value is a tensor, and they are at most kMaxAnalysedOps ops (beyond, the
-/// rule alone decides: it is linear).
-static bool worthAnalysing(ArrayRef<Operation *> roots) {
-  size_t numOps = 0;
-  bool hasTensors = false;
-  for (Operation *root : roots)
-    root->walk([&](Operation *op) {
-      ++numOps;
-      hasTensors |= llvm::any_of(op->getResultTypes(),
-                                 [](Type t) { return isa<TensorType>(t); });
-    });
-  return hasTensors && numOps <= kMaxAnalysedOps;
-}
-
-/// The functions of `module` with a body.
-static SmallVector<Operation *> functionsWithBodies(ModuleOp module) {
-  SmallVector<Operation *> functions;
-  for (auto func : module.getOps<FunctionOpInterface>())
-    if (!func.isExternal())
-      functions.push_back(func);
-  return functions;
-}
-
-void GraphBuilder::analyzeInPlace(Operation *scope) {
-  if (!options.useBufferizationAnalysis)
-    return;
-  CallSummaryCache *shared = options.callSummaries.get();
-  if (!shared) {
-    analyzeModuleInPlace(scope);
-    return;
-  }
-  // A module that does not change: its decisions, once.
-  if (shared->access == ModuleAccess::ReadOnly) {
-    if (!shared->decisionsKnown) {
-      analyzeModuleInPlace(scope);
-      shared->decisions = inPlaceOperands;
-      shared->decisionsKnown = true;
-    }
-    inPlaceOperands = shared->decisions;
-    return;
-  }
-  // A pass that rewrites functions: the decisions while the functions this
-  // build reads are the ones they were made for (a hash of each, not of the
-  // module: a build then costs its own function).
-  Operation *func = isa<FunctionOpInterface>(scope)
-                        ? scope
-                        : scope->getParentOfType<FunctionOpInterface>();
-  ModuleOp module = topModule(scope);
-  if (!module || !func)
-    return analyzeModuleInPlace(scope);
-  SmallVector<Operation *> changed;
-  auto wholeModule = [&] {
-    analyzeFunctions(module, functionsWithBodies(module),
-                     /*referencedOnly=*/false);
-  };
-  if (!shared->decisionsKnown) {
-    // The first build: the whole module, once.
-    wholeModule();
-    findCallers(module);
-    shared->decisionsKnown = true;
-  } else if (!sharedDecisionsCurrent(func, changed)) {
-    // A function changed (or is new): it and its callees, unless the
-    // functions without decisions are most of the module anyway.
-    if (!shared->functionHashes.count(func))
-      findCallers(module);
-    for (Operation *function : changed)
-      forgetCallers(function);
-    SmallVector<Operation *> functions = withCallees(func);
-    size_t all = functionsWithBodies(module).size();
-    size_t without = all > shared->functionHashes.size()
-                         ? all - shared->functionHashes.size()
-                         : 0;
-    if (2 * (without + functions.size()) >= all)
-      wholeModule();
-    else
-      analyzeFunctions(module, functions, /*referencedOnly=*/true);
-  }
-  perFunctionDecisions = true;
-}
-
-void GraphBuilder::findCallers(ModuleOp module) {
-  CallSummaryCache &shared = *options.callSummaries;
-  shared.callers.clear();
-  DenseSet<Operation *> present;
-  for (auto func : module.getOps<FunctionOpInterface>()) {
-    present.insert(func);
-    func->walk([&](CallOpInterface call) {
-      if (auto callee = dyn_cast_or_null<FunctionOpInterface>(
-              call.resolveCallableInTable(&symbolTables)))
-        shared.callers[callee].push_back(func);
-    });
-  }
-  SmallVector<Operation *> gone;
-  for (auto &[func, hash] : shared.functionHashes)
-    if (!present.contains(func))
-      gone.push_back(func);
-  for (Operation *func : gone) {
-    shared.functionHashes.erase(func);
-    shared.functionDecisions.erase(func);
-  }
-}
-
-void GraphBuilder::forgetCallers(Operation *func) {
-  CallSummaryCache &shared = *options.callSummaries;
-  SmallVector<Operation *> worklist{func};
-  DenseSet<Operation *> seen{func};
-  while (!worklist.empty()) {
-    Operation *next = worklist.pop_back_val();
-    auto it = shared.callers.find(next);
-    if (it == shared.callers.end())
-      continue;
-    for (Operation *caller : it->second)
-      if (seen.insert(caller).second) {
-        shared.functionHashes.erase(caller);
-        shared.functionDecisions.erase(caller);
-        worklist.push_back(caller);
-      }
-  }
-}
-
-/// The function of `module` that holds `op` (null for other ops).
-static Operation *topLevelFunction(Operation *op) {
-  while (op && op->getParentOp() && !isa<ModuleOp>(op->getParentOp()))
-    op = op->getParentOp();
-  return op && isa<FunctionOpInterface>(op) ? op : nullptr;
-}
-
-SmallVector<Operation *> GraphBuilder::withCallees(Operation *func) {
-  SmallVector<Operation *> functions{func};
-  DenseSet<Operation *> seen{func};
-  for (size_t i = 0; i < functions.size(); ++i)
-    functions[i]->walk([&](CallOpInterface call) {
-      auto callee = dyn_cast_or_null<FunctionOpInterface>(
-          call.resolveCallableInTable(&symbolTables));
-      if (callee && !callee.isExternal() && seen.insert(callee).second)
-        functions.push_back(callee);
-    });
-  return functions;
-}
-
-void GraphBuilder::analyzeFunctions(ModuleOp module,
-                                    ArrayRef<Operation *> functions,
-                                    bool referencedOnly) {
-  CallSummaryCache &shared = *options.callSummaries;
-  DenseMap<Operation *, InPlaceDecisions> perFunction;
-  bool analysed = worthAnalysing(functions);
-  if (analysed) {
-    InPlaceDecisions all =
-        getBufferizationDecisions(module, functions, referencedOnly);
-    for (auto &[op, inPlace] : all)
-      if (Operation *func = topLevelFunction(op))
-        perFunction[func][op] = std::move(inPlace);
-  }
-  for (Operation *func : functions) {
-    shared.functionHashes[func] = hashIR(func);
-    shared.functionDecisions[func] =
-        analysed ? std::make_shared<const InPlaceDecisions>(
-                       std::move(perFunction[func]))
-                 : nullptr;
-  }
-}
-
-bool GraphBuilder::sharedDecisionsCurrent(
-    Operation *func, SmallVectorImpl<Operation *> &changed) {
-  CallSummaryCache &shared = *options.callSummaries;
-  SmallVector<Operation *> worklist{func};
-  DenseSet<Operation *> seen{func};
-  // All of them, not up to the first that changed: the callers of each
-  // that changed must be analysed again.
-  bool current = true;
-  while (!worklist.empty()) {
-    Operation *next = worklist.pop_back_val();
-    auto it = shared.functionHashes.find(next);
-    if (it == shared.functionHashes.end()) {
-      current = false;
-    } else if (it->second != hashIR(next)) {
-      changed.push_back(next);
-      current = false;
-    }
-    next->walk([&](CallOpInterface call) {
-      auto callee = dyn_cast_or_null<FunctionOpInterface>(
-          call.resolveCallableInTable(&symbolTables));
-      if (!callee) {
-        // A symbol the tables do not know (yet): analyse again.
-        if (isa<SymbolRefAttr>(call.getCallableForCallee()))
-          current = false;
-        return;
-      }
-      if (!callee.isExternal() && !shared.summarized.contains(callee) &&
-          seen.insert(callee).second)
-        worklist.push_back(callee);
-    });
-  }
-  return current;
-}
-
-void GraphBuilder::analyzeModuleInPlace(Operation *scope) {
-  ModuleOp module = topModule(scope);
-  if (!module || !worthAnalysing(module.getOperation()))
-    return;
-  llvm::hash_code hash = hashIR(module);
-  DecisionCache &cache = decisionCache();
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  if (cache.module != module.getOperation() || cache.hash != hash) {
-    cache.decisions = std::make_shared<const InPlaceDecisions>(
-        getBufferizationDecisions(module, functionsWithBodies(module)));
-    cache.module = module.getOperation();
-    cache.hash = hash;
-  }
-  inPlaceOperands = cache.decisions;
-}
-
-std::optional<bool> GraphBuilder::bufferizesInPlace(OpOperand &operand) const {
-  const InPlaceDecisions *decisions = inPlaceOperands.get();
-  if (perFunctionDecisions) {
-    Operation *func = topLevelFunction(operand.getOwner());
-    if (func != lastFunction) {
-      auto found = cache.functionDecisions.find(func);
-      lastFunction = func;
-      lastDecisions = found == cache.functionDecisions.end()
-                          ? nullptr
-                          : found->second.get();
-    }
-    decisions = lastDecisions;
-  }
-  if (!decisions)
-    return std::nullopt;
-  auto it = decisions->find(operand.getOwner());
-  if (it == decisions->end() ||
-      operand.getOperandNumber() >= it->second.size() ||
-      it->second[operand.getOperandNumber()] < 0)
-    return std::nullopt;
-  return it->second[operand.getOperandNumber()] == 1;
 }
 
 std::optional<uint64_t> GraphBuilder::staticBytes(Type type) {
@@ -1010,24 +484,318 @@ uint64_t FunctionGraph::getBoundaryBytes() const {
   return boundary;
 }
 
+namespace mlir {
+namespace lms {
+
+/// Where bufferization puts a buffer-typed result of an op.
+struct ResultPlacement {
+  enum Kind {
+    /// The buffer of an operand or an earlier result: a view of its source,
+    /// an argument a callee returns, a view a recomputation yields again.
+    Alias,
+    /// Written in place into the buffer of its tied init: an update of it.
+    InPlace,
+    /// In a nested block, (a view of) a buffer of the enclosing function:
+    /// nothing is allocated here, the buffer is counted there.
+    Enclosing,
+    /// A buffer of its own, in `space`.
+    NewBuffer,
+  };
+  Kind kind;
+  TensorIndex buffer = -1;
+  MemorySpace space = MemorySpace::Device;
+};
+
+/// The alias model of one block: which buffer each buffer-typed value of it
+/// is, the last use of each buffer over all its aliases, which buffers an op
+/// may write in place (not constants, not borrowed arguments), and where
+/// each result is placed (ResultPlacement), as bufferization lays them out.
+/// It owns the value-to-buffer side of the FunctionGraph it fills.
+class AliasModel {
+public:
+  using InPlaceQuery = std::function<std::optional<bool>(OpOperand &)>;
+
+  AliasModel(FunctionGraph &fg, Block &block, bool regionMode,
+             InPlaceQuery bufferizesInPlace)
+      : fg(fg), graph(fg.graph), block(block), regionMode(regionMode),
+        bufferizesInPlace(bufferizesInPlace) {}
+
+  /// Records the last use of every value: `uses[i]` are the values op `i`
+  /// of the schedule uses.
+  void recordUses(ArrayRef<SmallVector<Value, 4>> uses) {
+    for (auto [index, opUses] : llvm::enumerate(uses))
+      for (Value v : opUses)
+        lastUse[v] = static_cast<OpIndex>(index);
+  }
+
+  /// A new buffer for `value`, made at `producer` (kEntry for an argument).
+  TensorIndex newBuffer(Value value, uint64_t bytes, MemorySpace space,
+                        OpIndex producer, bool isWritable) {
+    TensorIndex t = graph.addTensor("", bytes, space);
+    fg.tensorValues.push_back(value);
+    fg.bufferOf[value] = t;
+    bufferLastUse.push_back(lastUseOf(value, producer));
+    writable.push_back(isWritable);
+    return t;
+  }
+
+  /// The copy a return makes of `operand` (made at the return, `at`).
+  TensorIndex newCopy(Value operand, uint64_t bytes, OpIndex at) {
+    TensorIndex t = graph.addTensor("", bytes, MemorySpace::Device);
+    fg.tensorValues.push_back(operand);
+    bufferLastUse.push_back(at);
+    writable.push_back(true);
+    return t;
+  }
+
+  /// Buffer `t` is used at `at` (a wait keeps the source of its copy).
+  void keepUntil(TensorIndex t, OpIndex at) {
+    bufferLastUse[t] = std::max(bufferLastUse[t], at);
+  }
+
+  /// The last use of buffer `t` over its aliases so far.
+  OpIndex lastUseOfBuffer(TensorIndex t) const { return bufferLastUse[t]; }
+
+  /// Where `result` of the op at `index` is placed, recorded for the
+  /// aliasing kinds (a NewBuffer is the caller's to size and make with
+  /// newBuffer). `returned`: the argument buffer a call returns as this
+  /// result, if any.
+  ResultPlacement place(OpResult result, OpIndex index,
+                        std::optional<TensorIndex> returned);
+
+private:
+  OpIndex lastUseOf(Value v, OpIndex fallback) const {
+    auto it = lastUse.find(v);
+    return it == lastUse.end() ? fallback : it->second;
+  }
+  void addAlias(Value value, TensorIndex t, OpIndex at) {
+    fg.bufferOf[value] = t;
+    bufferLastUse[t] = std::max(bufferLastUse[t], lastUseOf(value, at));
+  }
+  /// Whether `value` is (a view of) a buffer of the enclosing function.
+  bool inEnclosing(Value value) const {
+    Value root = viewRoot(value);
+    return enclosingAliases.contains(root) ||
+           root.getParentRegion()->isProperAncestor(block.getParent());
+  }
+  /// The placement of a result tied to an init operand (a destination, a
+  /// loop's iter_arg), or nullopt when it needs a buffer of its own.
+  std::optional<ResultPlacement> placeTied(OpResult result, OpOperand &tiedInit,
+                                           OpIndex index);
+  /// The placement of a view's result, or nullopt when bufferization copies
+  /// the view.
+  std::optional<ResultPlacement> placeView(OpResult result, OpIndex index);
+
+  FunctionGraph &fg;
+  ::lms::Graph &graph;
+  Block &block;
+  bool regionMode;
+  InPlaceQuery bufferizesInPlace;
+  DenseMap<Value, OpIndex> lastUse;
+  /// Per buffer: the last use over all its aliases so far, and whether an
+  /// op may write into it in place (constants are read-only).
+  std::vector<OpIndex> bufferLastUse;
+  std::vector<uint8_t> writable;
+  /// In a nested block: values of this block that are (views of) a buffer
+  /// of the enclosing function, written in place here; views of them
+  /// allocate nothing either.
+  DenseSet<Value> enclosingAliases;
+};
+
+ResultPlacement AliasModel::place(OpResult result, OpIndex index,
+                                  std::optional<TensorIndex> returned) {
+  Operation &op = *result.getOwner();
+  if (returned) {
+    addAlias(result, *returned, index);
+    return {ResultPlacement::Alias, *returned};
+  }
+  // A recomputation that yields a buffer and views of it (a constant and
+  // its reshapes) makes one buffer: the lowering inlines it, and the views
+  // alias it.
+  if (auto recompute = dyn_cast<RecomputeOp>(op)) {
+    Value root =
+        viewRoot(recompute.getYield()->getOperand(result.getResultNumber()));
+    for (OpResult earlier :
+         op.getResults().take_front(result.getResultNumber()))
+      if (viewRoot(recompute.getYield()->getOperand(
+              earlier.getResultNumber())) == root)
+        if (std::optional<TensorIndex> shared = fg.lookupBuffer(earlier)) {
+          addAlias(result, *shared, index);
+          return {ResultPlacement::Alias, *shared};
+        }
+  }
+  // Results tied to an init operand; else views.
+  OpOperand *tiedInit = nullptr;
+  auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+  if (dps && dps.hasPureTensorSemantics())
+    tiedInit = dps.getTiedOpOperand(result);
+  else if (auto loop = dyn_cast<LoopLikeOpInterface>(op))
+    tiedInit = loop.getTiedLoopInit(result);
+  std::optional<ResultPlacement> placed =
+      tiedInit && tiedInit->get() ? placeTied(result, *tiedInit, index)
+                                  : placeView(result, index);
+  if (placed)
+    return *placed;
+  // A global's buffer is host memory; the lowering uploads a device copy of
+  // it before its first use (--lms-upload-constants), which is the
+  // allocation counted on the device.
+  MemorySpace space =
+      isa<HostType>(result.getType()) || isa<memref::GetGlobalOp>(op)
+          ? MemorySpace::Host
+          : MemorySpace::Device;
+  return {ResultPlacement::NewBuffer, -1, space};
+}
+
+std::optional<ResultPlacement>
+AliasModel::placeTied(OpResult result, OpOperand &tiedInit, OpIndex index) {
+  std::optional<TensorIndex> buffer = fg.lookupBuffer(tiedInit.get());
+  // Bufferization's decision where its analysis has one (it also writes in
+  // place into an init nobody reads later, and into the slice of a matching
+  // extract/insert pair); else the rule: in place at the init buffer's last
+  // use. Never into read-only data (a constant) or a borrowed argument.
+  std::optional<bool> analysed = bufferizesInPlace(tiedInit);
+  bool inPlace = buffer && writable[*buffer] &&
+                 (analysed ? *analysed : bufferLastUse[*buffer] <= index);
+  if (inPlace) {
+    addAlias(result, *buffer, index);
+    return ResultPlacement{ResultPlacement::InPlace, *buffer};
+  }
+  // In a nested block, written in place into (a view of) a buffer of the
+  // enclosing function: no new buffer here either.
+  if (!buffer && regionMode && analysed && *analysed) {
+    enclosingAliases.insert(result);
+    return ResultPlacement{ResultPlacement::Enclosing};
+  }
+  return std::nullopt;
+}
+
+std::optional<ResultPlacement> AliasModel::placeView(OpResult result,
+                                                     OpIndex index) {
+  // Views alias their source and keep it alive, except where bufferization
+  // copies the view (a write to the source while the view is still read):
+  // then the view is a new buffer.
+  Operation &op = *result.getOwner();
+  OpOperand *source = nullptr;
+  auto view = dyn_cast<ViewLikeOpInterface>(op);
+  if (view && view.getViewSource()) {
+    for (OpOperand &operand : op.getOpOperands())
+      if (operand.get() == view.getViewSource())
+        source = &operand;
+  } else if (isViewLikeOp(&op) && op.getNumOperands() > 0) {
+    source = &op.getOpOperand(0);
+  }
+  if (!source)
+    return std::nullopt;
+  std::optional<bool> analysed = bufferizesInPlace(*source);
+  if (analysed && !*analysed)
+    return std::nullopt;
+  if (std::optional<TensorIndex> buffer = fg.lookupBuffer(source->get())) {
+    addAlias(result, *buffer, index);
+    return ResultPlacement{ResultPlacement::Alias, *buffer};
+  }
+  // In a nested block, a view of a buffer of the enclosing function (a
+  // slice of a captured tensor, a view of such a slice, or of a result
+  // written in place into one) allocates nothing: the buffer is counted
+  // there, resident across the op.
+  if (regionMode && inEnclosing(source->get()))
+    return ResultPlacement{ResultPlacement::Enclosing};
+  return std::nullopt;
+}
+
+/// Translates one block into its FunctionGraph: the schedule (scheduleOrder),
+/// the uses of each op, the block's arguments, then each op in order — what
+/// kind of op it is (an lms copy, a call, an op with regions, a return, any
+/// other), where its results are placed (AliasModel), what it costs and
+/// holds while it runs — and the insertion anchors.
+class BlockTranslator {
+public:
+  BlockTranslator(GraphBuilder &builder, Block &block, bool regionMode,
+                  FunctionGraph &fg, ArrayRef<bool> borrowed)
+      : builder(builder), block(block), regionMode(regionMode), fg(fg),
+        graph(fg.graph), borrowed(borrowed),
+        aliases(fg, block, regionMode, [&builder](OpOperand &operand) {
+          return builder.bufferizesInPlace(operand);
+        }) {}
+
+  LogicalResult run();
+
+private:
+  /// What the translation of one op adds to the graph.
+  struct Translated {
+    SmallVector<TensorIndex, 4> inputs;
+    SmallVector<TensorIndex, 2> outputs;
+    SmallVector<TensorIndex, 1> updates;
+    OpKind kind = OpKind::Compute;
+  };
+
+  /// The values each op of the schedule uses: its operands and the values
+  /// of this block that its regions capture.
+  void collectUses();
+  LogicalResult addArguments();
+  LogicalResult translateOp(Operation &op, OpIndex index);
+  /// The results of lms.swap_out / swap_wait / swap_in.
+  LogicalResult translateCopy(Operation &op, OpIndex index, Translated &out);
+  /// The results of any other op, placed by the alias model.
+  LogicalResult translateResults(Operation &op, OpIndex index, Translated &out);
+  /// A call: which operands the callee borrows (it owns one passed at its
+  /// buffer's last use, and may free it early), and its summary.
+  LogicalResult translateCall(CallOpInterface call, OpIndex index);
+  /// The argument buffer `result` of a call is, when the callee returns an
+  /// argument it owns (or a view of it) without a copy.
+  std::optional<TensorIndex> returnedArgument(OpResult result) const;
+  /// A buffer for `result` of `op`, sized unless `knownBytes` says.
+  LogicalResult allocate(Operation &op, Value result, MemorySpace space,
+                         std::optional<uint64_t> knownBytes, OpIndex index,
+                         Translated &out);
+  /// The copies a function's return makes (see translateOp).
+  void addReturnCopies(Operation &op, OpIndex index, Translated &out);
+  /// What the op holds while it runs besides its operands and results (its
+  /// regions' or callee's peak), with their cost added to `cost`.
+  FailureOr<int64_t> transientBytes(Operation &op, OpCost &cost);
+  uint64_t bytesOfValue(Value v);
+  void setAnchors();
+
+  GraphBuilder &builder;
+  Block &block;
+  bool regionMode;
+  FunctionGraph &fg;
+  ::lms::Graph &graph;
+  ArrayRef<bool> borrowed;
+  AliasModel aliases;
+  SmallPtrSet<Operation *, 8> deferred;
+  bool resident = false;
+  SmallVector<Operation *> order;
+  std::vector<SmallVector<Value, 4>> uses;
+  /// The call being translated: its summary and borrowed operands.
+  std::optional<CalleeSummary> callSummary;
+  SmallVector<bool> borrowedOperands;
+};
+
 LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
                                        FunctionGraph &fg,
                                        ArrayRef<bool> borrowed) {
-  ::lms::Graph &graph = fg.graph;
+  return BlockTranslator(*this, block, regionMode, fg, borrowed).run();
+}
 
+LogicalResult BlockTranslator::run() {
   // The schedule: the ops of the block in order, except that a host constant
   // is uploaded right before its first user (where the lowering uploads it),
   // not where the producer wrote it.
-  SmallPtrSet<Operation *, 8> deferred;
-  bool resident = residentConstants && !regionMode;
-  SmallVector<Operation *> order = scheduleOrder(block, deferred, resident);
+  resident = builder.residentConstants && !regionMode;
+  order = scheduleOrder(block, deferred, resident);
+  collectUses();
+  aliases.recordUses(uses);
+  if (failed(addArguments()))
+    return failure();
+  for (auto [index, op] : llvm::enumerate(order))
+    if (failed(translateOp(*op, static_cast<OpIndex>(index))))
+      return failure();
+  setAnchors();
+  return success();
+}
 
-  // Pass 1: the values each top-level op uses (its operands and the values of
-  // this block that its regions capture), and the last use of every value.
-  std::vector<SmallVector<Value, 4>> uses;
+void BlockTranslator::collectUses() {
   uses.reserve(order.size());
-  DenseMap<Value, OpIndex> lastUse;
-  OpIndex index = 0;
   for (Operation *opPtr : order) {
     Operation &op = *opPtr;
     SmallVector<Value, 4> &opUses = uses.emplace_back();
@@ -1051,42 +819,10 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
               isBufferType(operand.getType()))
             opUses.push_back(operand);
       });
-    for (Value v : opUses)
-      lastUse[v] = index;
-    ++index;
   }
-  auto lastUseOf = [&](Value v, OpIndex fallback) {
-    auto it = lastUse.find(v);
-    return it == lastUse.end() ? fallback : it->second;
-  };
+}
 
-  // Per buffer: the last use over all its aliases so far, and whether an op
-  // may write into it in place (constants are read-only).
-  std::vector<OpIndex> bufferLastUse;
-  std::vector<uint8_t> writable;
-  // In a nested block: values of this block that are (views of) a buffer of
-  // the enclosing function, written in place here; views of them allocate
-  // nothing either.
-  DenseSet<Value> enclosingAliases;
-  auto inEnclosing = [&](Value value) {
-    Value root = viewRoot(value);
-    return enclosingAliases.contains(root) ||
-           root.getParentRegion()->isProperAncestor(block.getParent());
-  };
-  auto newBuffer = [&](Value value, uint64_t bytes, MemorySpace space,
-                       OpIndex producerIndex, bool isWritable) {
-    TensorIndex t = graph.addTensor("", bytes, space);
-    fg.tensorValues.push_back(value);
-    fg.bufferOf[value] = t;
-    bufferLastUse.push_back(lastUseOf(value, producerIndex));
-    writable.push_back(isWritable);
-    return t;
-  };
-  auto addAlias = [&](Value value, TensorIndex t, OpIndex at) {
-    fg.bufferOf[value] = t;
-    bufferLastUse[t] = std::max(bufferLastUse[t], lastUseOf(value, at));
-  };
-
+LogicalResult BlockTranslator::addArguments() {
   // Block arguments are live on entry; inside a region they are the
   // enclosing op's operands, counted outside.
   for (BlockArgument arg : block.getArguments()) {
@@ -1094,7 +830,7 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
       continue;
     uint64_t bytes = 0;
     if (!regionMode) {
-      FailureOr<uint64_t> size = allocationBytes(arg, fg);
+      FailureOr<uint64_t> size = builder.allocationBytes(arg, fg);
       if (failed(size))
         return failure();
       bytes = *size;
@@ -1102,288 +838,229 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
     MemorySpace space =
         isa<HostType>(arg.getType()) ? MemorySpace::Host : MemorySpace::Device;
     bool isBorrowed = !regionMode && isBorrowedArgument(arg, borrowed);
-    TensorIndex t = newBuffer(arg, bytes, space, kEntry, !isBorrowed);
-    if ((options.keepArgumentsResident || isBorrowed) && !regionMode)
+    TensorIndex t = aliases.newBuffer(arg, bytes, space, kEntry, !isBorrowed);
+    if ((builder.options.keepArgumentsResident || isBorrowed) && !regionMode)
       graph.setLiveOut(t);
   }
+  return success();
+}
 
-  auto bytesOfValue = [&](Value v) -> uint64_t {
-    if (std::optional<uint64_t> bytes = staticBytes(v.getType()))
-      return std::min(*bytes, kMaxBufferBytes);
-    auto it = fg.bufferOf.find(v);
-    return it == fg.bufferOf.end() ? 0 : graph.tensor(it->second).bytes;
-  };
+LogicalResult BlockTranslator::translateOp(Operation &op, OpIndex index) {
+  fg.ops.push_back(&op);
+  fg.opIndex[&op] = index;
+  Translated out;
+  for (Value v : uses[index])
+    if (std::optional<TensorIndex> t = fg.lookupBuffer(v))
+      out.inputs.push_back(*t);
 
-  // Pass 2: ops in order.
-  index = 0;
-  for (Operation *opPtr : order) {
-    Operation &op = *opPtr;
-    fg.ops.push_back(&op);
-    fg.opIndex[&op] = index;
-    SmallVector<TensorIndex, 4> inputs;
-    for (Value v : uses[index])
-      if (std::optional<TensorIndex> t = fg.lookupBuffer(v))
-        inputs.push_back(*t);
+  callSummary.reset();
+  borrowedOperands.clear();
+  if (auto call = dyn_cast<CallOpInterface>(op);
+      call && op.getNumRegions() == 0)
+    if (failed(translateCall(call, index)))
+      return failure();
 
-    SmallVector<TensorIndex, 2> outputs;
-    SmallVector<TensorIndex, 1> updates;
-    OpKind kind = OpKind::Compute;
-    auto allocate = [&](Value result, MemorySpace space,
-                        std::optional<uint64_t> knownBytes) -> LogicalResult {
-      uint64_t bytes;
-      if (knownBytes) {
-        bytes = *knownBytes;
-      } else {
-        FailureOr<uint64_t> size = allocationBytes(result, fg);
-        if (failed(size))
-          return failure();
-        bytes = *size;
-      }
-      // Constants are read-only: bufferization copies them before a write.
-      bool hostData = isHostConstant(&op);
-      // An unused constant or empty tensor allocates nothing: bufferization
-      // drops it (a constant is uploaded at its first use, and has none).
-      if (result.use_empty() &&
-          (hostData || isa<tensor::EmptyOp, bufferization::AllocTensorOp>(op)))
-        bytes = 0;
-      // Nor does a constant whose value nobody reads (the destination of
-      // ops that overwrite it): bufferization never uploads it.
-      if (hostData && !result.use_empty() &&
-          llvm::all_of(result.getUses(), isUnreadDestination))
-        bytes = 0;
-      outputs.push_back(newBuffer(result, bytes, space, index, !hostData));
-      // It can be dropped and read again only when reading it has no
-      // effect to order against (a constant, not a mutable global that a
-      // store may change in between). Resident constants stay to the end.
-      if (hostData && resident)
-        graph.setLiveOut(outputs.back());
-      else if (hostData && isMemoryEffectFree(&op))
-        graph.tensor(outputs.back()).hostBacked = true;
-      return success();
-    };
-
-    // A call: the callee owns an operand passed at its buffer's last use
-    // (it may free it early); it borrows the others, which the caller frees.
-    std::optional<Summary> callSummary;
-    SmallVector<bool> borrowedOperands;
-    if (auto call = dyn_cast<CallOpInterface>(op);
-        call && op.getNumRegions() == 0) {
-      for (Value operand : call->getOperands()) {
-        std::optional<TensorIndex> t = fg.lookupBuffer(operand);
-        // The rule of FunctionGraph::borrowedCallOperands, on the graph
-        // built so far (later aliases only extend bufferLastUse through
-        // uses after the call, already counted).
-        bool owned = t && !isViewValue(operand) && !isResidentCopy(operand) &&
-                     !(regionMode && isa<BlockArgument>(operand)) &&
-                     !graph.tensor(*t).liveOut && bufferLastUse[*t] <= index &&
-                     graph.tensor(*t).space == MemorySpace::Device &&
-                     llvm::count(call->getOperands(), operand) == 1;
-        borrowedOperands.push_back(!owned);
-      }
-      FailureOr<Summary> summary = summarizeCall(call, borrowedOperands);
-      if (failed(summary))
-        return failure();
-      callSummary = std::move(*summary);
-      fg.callBorrowed[&op] = borrowedOperands;
-    }
-    // The argument buffer a call result is, when the callee returns an
-    // argument it owns (or a view of it) without a copy.
-    auto returnedArgument = [&](OpResult result) -> std::optional<TensorIndex> {
-      auto call = dyn_cast<CallOpInterface>(op);
-      if (!callSummary || !call ||
-          call.getArgOperands().size() != op.getNumOperands() ||
-          result.getResultNumber() >= callSummary->resultArguments.size())
-        return std::nullopt;
-      int argument = callSummary->resultArguments[result.getResultNumber()];
-      if (argument < 0 ||
-          static_cast<unsigned>(argument) >= op.getNumOperands() ||
-          borrowedOperands[argument])
-        return std::nullopt;
-      return fg.lookupBuffer(op.getOperand(argument));
-    };
-
-    if (auto swapOut = dyn_cast<SwapOutOp>(op)) {
-      kind = OpKind::SwapOut;
-      std::optional<TensorIndex> source = fg.lookupBuffer(swapOut.getSource());
-      std::optional<uint64_t> bytes;
-      if (source)
-        bytes = graph.tensor(*source).bytes;
-      if (failed(allocate(swapOut.getResult(), MemorySpace::Host, bytes)))
-        return failure();
-    } else if (auto wait = dyn_cast<SwapWaitOp>(op)) {
-      kind = OpKind::SwapWait;
-      // The source stays resident until the copy is known to be complete.
-      if (SwapOutOp swapOut = wait.getSwapOut())
-        if (std::optional<TensorIndex> source =
-                fg.lookupBuffer(swapOut.getSource())) {
-          inputs.push_back(*source);
-          bufferLastUse[*source] = std::max(bufferLastUse[*source], index);
-        }
-    } else if (auto swapIn = dyn_cast<SwapInOp>(op)) {
-      kind = OpKind::SwapIn;
-      std::optional<TensorIndex> handle = fg.lookupBuffer(swapIn.getHandle());
-      std::optional<uint64_t> bytes;
-      if (handle)
-        bytes = graph.tensor(*handle).bytes;
-      if (failed(allocate(swapIn.getResult(), MemorySpace::Device, bytes)))
-        return failure();
-    } else {
-      auto dps = dyn_cast<DestinationStyleOpInterface>(op);
-      auto loop = dyn_cast<LoopLikeOpInterface>(op);
-      auto view = dyn_cast<ViewLikeOpInterface>(op);
-      bool viewLike = isViewLikeOp(&op);
-      auto recompute = dyn_cast<RecomputeOp>(op);
-      for (OpResult result : op.getResults()) {
-        if (!isBufferType(result.getType()))
-          continue;
-        if (std::optional<TensorIndex> buffer = returnedArgument(result)) {
-          addAlias(result, *buffer, index);
-          continue;
-        }
-        // A recomputation that yields a buffer and views of it (a constant
-        // and its reshapes) makes one buffer: the lowering inlines it, and
-        // the views alias it.
-        if (recompute) {
-          Value root = viewRoot(
-              recompute.getYield()->getOperand(result.getResultNumber()));
-          std::optional<TensorIndex> shared;
-          for (OpResult earlier :
-               op.getResults().take_front(result.getResultNumber()))
-            if (viewRoot(recompute.getYield()->getOperand(
-                    earlier.getResultNumber())) == root)
-              if ((shared = fg.lookupBuffer(earlier)))
-                break;
-          if (shared) {
-            addAlias(result, *shared, index);
-            continue;
-          }
-        }
-        // Results tied to an init operand: in place when the init's buffer is
-        // not used after this op.
-        Value init;
-        OpOperand *tiedInit = nullptr;
-        if (dps && dps.hasPureTensorSemantics())
-          tiedInit = dps.getTiedOpOperand(result);
-        else if (loop)
-          tiedInit = loop.getTiedLoopInit(result);
-        if (tiedInit)
-          init = tiedInit->get();
-        if (init) {
-          std::optional<TensorIndex> buffer = fg.lookupBuffer(init);
-          // Bufferization's decision where its analysis has one (it also
-          // writes in place into an init nobody reads later, and into the
-          // slice of a matching extract/insert pair); else the rule: in
-          // place at the init buffer's last use. Never into read-only data
-          // (a constant) or a borrowed argument.
-          std::optional<bool> analysed = bufferizesInPlace(*tiedInit);
-          bool inPlace =
-              buffer && writable[*buffer] &&
-              (analysed ? *analysed : bufferLastUse[*buffer] <= index);
-          if (inPlace) {
-            addAlias(result, *buffer, index);
-            updates.push_back(*buffer);
-            continue;
-          }
-          // In a nested block, written in place into (a view of) a buffer
-          // of the enclosing function: no new buffer here either.
-          if (!buffer && regionMode && analysed && *analysed) {
-            enclosingAliases.insert(result);
-            continue;
-          }
-        } else {
-          // Views alias their source and keep it alive, except where
-          // bufferization copies the view (a write to the source while the
-          // view is still read): then the view is a new buffer.
-          OpOperand *source = nullptr;
-          if (view && view.getViewSource()) {
-            for (OpOperand &operand : op.getOpOperands())
-              if (operand.get() == view.getViewSource())
-                source = &operand;
-          } else if (viewLike && op.getNumOperands() > 0) {
-            source = &op.getOpOperand(0);
-          }
-          std::optional<bool> analysed =
-              source ? bufferizesInPlace(*source) : std::nullopt;
-          if (source && (!analysed || *analysed)) {
-            if (std::optional<TensorIndex> buffer =
-                    fg.lookupBuffer(source->get())) {
-              addAlias(result, *buffer, index);
-              continue;
-            }
-            // In a nested block, a view of a buffer of the enclosing
-            // function (a slice of a captured tensor, a view of such a
-            // slice, or of a result written in place into one) allocates
-            // nothing: the buffer is counted there, resident across the op.
-            if (regionMode && inEnclosing(source->get()))
-              continue;
-          }
-        }
-        // A global's buffer is host memory; the lowering uploads a device
-        // copy of it before its first use (--lms-upload-constants), which is
-        // the allocation counted on the device.
-        MemorySpace space =
-            isa<HostType>(result.getType()) || isa<memref::GetGlobalOp>(op)
-                ? MemorySpace::Host
-                : MemorySpace::Device;
-        if (failed(allocate(result, space, std::nullopt)))
-          return failure();
-      }
-    }
-
-    OpCost cost = estimateOpCost(&op, bytesOfValue);
-    int64_t transient = 0;
-    if (op.getNumRegions() > 0 && !isa<linalg::LinalgOp>(op)) {
-      FailureOr<Summary> summary = summarizeRegions(&op);
-      if (failed(summary))
-        return failure();
-      transient = summary->peakBytes;
-      cost.flops += summary->cost.flops;
-      cost.bytes += summary->cost.bytes;
-    } else if (callSummary) {
-      transient = callSummary->peakBytes;
-      cost.flops += callSummary->cost.flops;
-      cost.bytes += callSummary->cost.bytes;
-    }
-
-    // A function returns each result as a buffer its caller owns: a buffer
-    // returned a second time (a value and a view of it) or an argument it
-    // borrows is returned as a copy (--lms-deallocate makes it), which
-    // exists from the return on.
-    if (!regionMode && op.hasTrait<OpTrait::ReturnLike>()) {
-      llvm::SmallDenseSet<TensorIndex> returned;
-      for (Value operand : op.getOperands()) {
-        std::optional<TensorIndex> t = fg.lookupBuffer(operand);
-        if (!t || graph.tensor(*t).space != MemorySpace::Device)
-          continue;
-        bool borrowed = graph.tensor(*t).producer == kEntry &&
-                        graph.tensor(*t).liveOut &&
-                        !options.keepArgumentsResident;
-        if (returned.insert(*t).second && !borrowed)
-          continue;
-        TensorIndex copy =
-            graph.addTensor("", graph.tensor(*t).bytes, MemorySpace::Device);
-        fg.tensorValues.push_back(operand);
-        bufferLastUse.push_back(index);
-        writable.push_back(true);
-        outputs.push_back(copy);
-      }
-    }
-
-    OpIndex added = graph.addOp(op.getName().getStringRef().str(), inputs,
-                                outputs, cost, kind);
-    graph.setTransientBytes(added, transient);
-    for (TensorIndex t : updates)
-      if (llvm::is_contained(graph.op(added).inputs, t))
-        graph.addUpdate(added, t);
-
-    // Inside a region, what the terminator yields becomes the enclosing op's
-    // results, which the enclosing graph counts for the whole op.
-    if (regionMode && op.hasTrait<OpTrait::IsTerminator>())
-      for (TensorIndex t : inputs)
-        graph.setBytes(t, 0);
-    ++index;
+  if (isa<SwapOutOp, SwapWaitOp, SwapInOp>(op)) {
+    if (failed(translateCopy(op, index, out)))
+      return failure();
+  } else if (failed(translateResults(op, index, out))) {
+    return failure();
   }
 
+  OpCost cost = estimateOpCost(&op, [&](Value v) { return bytesOfValue(v); });
+  FailureOr<int64_t> transient = transientBytes(op, cost);
+  if (failed(transient))
+    return failure();
+
+  // A function returns each result as a buffer its caller owns: a buffer
+  // returned a second time (a value and a view of it) or an argument it
+  // borrows is returned as a copy (--lms-deallocate makes it), which exists
+  // from the return on.
+  if (!regionMode && op.hasTrait<OpTrait::ReturnLike>())
+    addReturnCopies(op, index, out);
+
+  OpIndex added = graph.addOp(op.getName().getStringRef().str(), out.inputs,
+                              out.outputs, cost, out.kind);
+  graph.setTransientBytes(added, *transient);
+  for (TensorIndex t : out.updates)
+    if (llvm::is_contained(graph.op(added).inputs, t))
+      graph.addUpdate(added, t);
+
+  // Inside a region, what the terminator yields becomes the enclosing op's
+  // results, which the enclosing graph counts for the whole op.
+  if (regionMode && op.hasTrait<OpTrait::IsTerminator>())
+    for (TensorIndex t : out.inputs)
+      graph.setBytes(t, 0);
+  return success();
+}
+
+LogicalResult BlockTranslator::translateCall(CallOpInterface call,
+                                             OpIndex index) {
+  for (Value operand : call->getOperands()) {
+    std::optional<TensorIndex> t = fg.lookupBuffer(operand);
+    // The rule of FunctionGraph::borrowedCallOperands, on the graph built
+    // so far (later aliases only extend the buffer's last use through uses
+    // after the call, already counted).
+    bool owned = t && !isViewValue(operand) && !isResidentCopy(operand) &&
+                 !(regionMode && isa<BlockArgument>(operand)) &&
+                 !graph.tensor(*t).liveOut &&
+                 aliases.lastUseOfBuffer(*t) <= index &&
+                 graph.tensor(*t).space == MemorySpace::Device &&
+                 llvm::count(call->getOperands(), operand) == 1;
+    borrowedOperands.push_back(!owned);
+  }
+  FailureOr<CalleeSummary> summary =
+      builder.summarizeCall(call, borrowedOperands);
+  if (failed(summary))
+    return failure();
+  callSummary = std::move(*summary);
+  fg.callBorrowed[call.getOperation()] = borrowedOperands;
+  return success();
+}
+
+std::optional<TensorIndex>
+BlockTranslator::returnedArgument(OpResult result) const {
+  Operation &op = *result.getOwner();
+  auto call = dyn_cast<CallOpInterface>(op);
+  if (!callSummary || !call ||
+      call.getArgOperands().size() != op.getNumOperands() ||
+      result.getResultNumber() >= callSummary->resultArguments.size())
+    return std::nullopt;
+  int argument = callSummary->resultArguments[result.getResultNumber()];
+  if (argument < 0 || static_cast<unsigned>(argument) >= op.getNumOperands() ||
+      borrowedOperands[argument])
+    return std::nullopt;
+  return fg.lookupBuffer(op.getOperand(argument));
+}
+
+LogicalResult BlockTranslator::allocate(Operation &op, Value result,
+                                        MemorySpace space,
+                                        std::optional<uint64_t> knownBytes,
+                                        OpIndex index, Translated &out) {
+  uint64_t bytes;
+  if (knownBytes) {
+    bytes = *knownBytes;
+  } else {
+    FailureOr<uint64_t> size = builder.allocationBytes(result, fg);
+    if (failed(size))
+      return failure();
+    bytes = *size;
+  }
+  // Constants are read-only: bufferization copies them before a write.
+  bool hostData = isHostConstant(&op);
+  // An unused constant or empty tensor allocates nothing: bufferization
+  // drops it (a constant is uploaded at its first use, and has none).
+  if (result.use_empty() &&
+      (hostData || isa<tensor::EmptyOp, bufferization::AllocTensorOp>(op)))
+    bytes = 0;
+  // Nor does a constant whose value nobody reads (the destination of ops
+  // that overwrite it): bufferization never uploads it.
+  if (hostData && !result.use_empty() &&
+      llvm::all_of(result.getUses(), isUnreadDestination))
+    bytes = 0;
+  out.outputs.push_back(
+      aliases.newBuffer(result, bytes, space, index, !hostData));
+  // It can be dropped and read again only when reading it has no effect to
+  // order against (a constant, not a mutable global that a store may change
+  // in between). Resident constants stay to the end.
+  if (hostData && resident)
+    graph.setLiveOut(out.outputs.back());
+  else if (hostData && isMemoryEffectFree(&op))
+    graph.tensor(out.outputs.back()).hostBacked = true;
+  return success();
+}
+
+LogicalResult BlockTranslator::translateCopy(Operation &op, OpIndex index,
+                                             Translated &out) {
+  if (auto swapOut = dyn_cast<SwapOutOp>(op)) {
+    out.kind = OpKind::SwapOut;
+    std::optional<TensorIndex> source = fg.lookupBuffer(swapOut.getSource());
+    std::optional<uint64_t> bytes;
+    if (source)
+      bytes = graph.tensor(*source).bytes;
+    return allocate(op, swapOut.getResult(), MemorySpace::Host, bytes, index,
+                    out);
+  }
+  if (auto wait = dyn_cast<SwapWaitOp>(op)) {
+    out.kind = OpKind::SwapWait;
+    // The source stays resident until the copy is known to be complete.
+    if (SwapOutOp swapOut = wait.getSwapOut())
+      if (std::optional<TensorIndex> source =
+              fg.lookupBuffer(swapOut.getSource())) {
+        out.inputs.push_back(*source);
+        aliases.keepUntil(*source, index);
+      }
+    return success();
+  }
+  auto swapIn = cast<SwapInOp>(op);
+  out.kind = OpKind::SwapIn;
+  std::optional<TensorIndex> handle = fg.lookupBuffer(swapIn.getHandle());
+  std::optional<uint64_t> bytes;
+  if (handle)
+    bytes = graph.tensor(*handle).bytes;
+  return allocate(op, swapIn.getResult(), MemorySpace::Device, bytes, index,
+                  out);
+}
+
+LogicalResult BlockTranslator::translateResults(Operation &op, OpIndex index,
+                                                Translated &out) {
+  for (OpResult result : op.getResults()) {
+    if (!isBufferType(result.getType()))
+      continue;
+    ResultPlacement placed =
+        aliases.place(result, index, returnedArgument(result));
+    if (placed.kind == ResultPlacement::InPlace)
+      out.updates.push_back(placed.buffer);
+    if (placed.kind == ResultPlacement::NewBuffer &&
+        failed(allocate(op, result, placed.space, std::nullopt, index, out)))
+      return failure();
+  }
+  return success();
+}
+
+void BlockTranslator::addReturnCopies(Operation &op, OpIndex index,
+                                      Translated &out) {
+  llvm::SmallDenseSet<TensorIndex> returned;
+  for (Value operand : op.getOperands()) {
+    std::optional<TensorIndex> t = fg.lookupBuffer(operand);
+    if (!t || graph.tensor(*t).space != MemorySpace::Device)
+      continue;
+    bool borrowedArg = graph.tensor(*t).producer == kEntry &&
+                       graph.tensor(*t).liveOut &&
+                       !builder.options.keepArgumentsResident;
+    if (returned.insert(*t).second && !borrowedArg)
+      continue;
+    out.outputs.push_back(
+        aliases.newCopy(operand, graph.tensor(*t).bytes, index));
+  }
+}
+
+FailureOr<int64_t> BlockTranslator::transientBytes(Operation &op,
+                                                   OpCost &cost) {
+  if (op.getNumRegions() > 0 && !isa<linalg::LinalgOp>(op)) {
+    FailureOr<CalleeSummary> summary = builder.summarizeRegions(&op);
+    if (failed(summary))
+      return failure();
+    cost.flops += summary->cost.flops;
+    cost.bytes += summary->cost.bytes;
+    return summary->peakBytes;
+  }
+  if (callSummary) {
+    cost.flops += callSummary->cost.flops;
+    cost.bytes += callSummary->cost.bytes;
+    return callSummary->peakBytes;
+  }
+  return 0;
+}
+
+uint64_t BlockTranslator::bytesOfValue(Value v) {
+  if (std::optional<uint64_t> bytes = builder.staticBytes(v.getType()))
+    return std::min(*bytes, kMaxBufferBytes);
+  auto it = fg.bufferOf.find(v);
+  return it == fg.bufferOf.end() ? 0 : graph.tensor(it->second).bytes;
+}
+
+void BlockTranslator::setAnchors() {
   // Insertion anchors: an op scheduled out of its block position (a host
   // constant moved to its first user) anchors at the next op that is not.
   fg.anchors.assign(order.size(), static_cast<OpIndex>(order.size()));
@@ -1393,8 +1070,10 @@ LogicalResult GraphBuilder::buildBlock(Block &block, bool regionMode,
       next = i;
     fg.anchors[i] = next;
   }
-  return success();
 }
+
+} // namespace lms
+} // namespace mlir
 
 FailureOr<FunctionGraph> GraphBuilder::buildFunction(Operation *func) {
   FunctionGraph fg;
@@ -1450,87 +1129,6 @@ Operation *FunctionGraph::getInsertionAnchor(::lms::OpIndex index) const {
   ::lms::OpIndex anchor = anchors[index];
   return anchor < static_cast<::lms::OpIndex>(ops.size()) ? ops[anchor]
                                                           : nullptr;
-}
-
-/// Whether builds with a shared cache check it against a build without
-/// (LMS_CHECK_ANALYSIS_CACHE=1; the test suites set it).
-static bool checkingCaches() {
-  static const bool checking = [] {
-    const char *value = std::getenv("LMS_CHECK_ANALYSIS_CACHE");
-    if (!value || StringRef(value) == "0" || StringRef(value).empty())
-      return false;
-    if (StringRef(value) == "1")
-      return true;
-    llvm::report_fatal_error(llvm::Twine("LMS_CHECK_ANALYSIS_CACHE must be 1 "
-                                         "or 0, not '") +
-                                 value + "'",
-                             /*gen_crash_diag=*/false);
-  }();
-  return checking;
-}
-
-/// The first difference between two graphs, or "" when they are equal.
-static std::string graphDifference(const ::lms::Graph &a,
-                                   const ::lms::Graph &b) {
-  if (a.numOps() != b.numOps() || a.numTensors() != b.numTensors())
-    return llvm::formatv("{0} ops and {1} tensors instead of {2} and {3}",
-                         a.numOps(), a.numTensors(), b.numOps(),
-                         b.numTensors());
-  for (size_t i = 0; i < a.numOps(); ++i) {
-    const ::lms::Op &x = a.op(i), &y = b.op(i);
-    if (x.name != y.name || x.kind != y.kind || x.inputs != y.inputs ||
-        x.outputs != y.outputs || x.updates != y.updates ||
-        x.transientBytes != y.transientBytes ||
-        x.recomputable != y.recomputable || x.cost.flops != y.cost.flops ||
-        x.cost.bytes != y.cost.bytes || x.cost.seconds != y.cost.seconds ||
-        x.cost.h2dBytes != y.cost.h2dBytes)
-      return llvm::formatv("op {0} ({1}) differs", i, x.name);
-  }
-  for (size_t t = 0; t < a.numTensors(); ++t) {
-    const ::lms::Tensor &x = a.tensor(t), &y = b.tensor(t);
-    if (x.name != y.name || x.bytes != y.bytes || x.producer != y.producer ||
-        x.space != y.space || x.liveOut != y.liveOut ||
-        x.hostBacked != y.hostBacked || x.users != y.users)
-      return llvm::formatv("tensor {0} ({1}) differs", t, x.name);
-  }
-  return "";
-}
-
-/// With LMS_CHECK_ANALYSIS_CACHE=1: `graph`, built with the options' shared
-/// cache, must be the graph a build without it makes (else the module
-/// changed behind the cache's back: a fatal error naming the difference).
-static void checkCachedBuild(Operation *owner, Block *block,
-                             const GraphOptions &options,
-                             const FunctionGraph &graph) {
-  if (!options.callSummaries || !checkingCaches())
-    return;
-  GraphOptions fresh = options;
-  fresh.callSummaries = nullptr;
-  FailureOr<FunctionGraph> reference = failure();
-  {
-    ScopedDiagnosticHandler silence(owner->getContext(),
-                                    [](Diagnostic &) { return success(); });
-    reference = block ? FunctionGraph::buildNested(*block, fresh)
-                      : FunctionGraph::build(owner, fresh);
-  }
-  std::string difference =
-      failed(reference)
-          ? std::string("the build without it fails")
-          : graphDifference(graph.getGraph(), reference->getGraph());
-  if (difference.empty())
-    return;
-  std::string where;
-  if (auto func = dyn_cast<FunctionOpInterface>(owner))
-    where = ("@" + func.getName()).str();
-  else
-    where = owner->getName().getStringRef().str();
-  llvm::report_fatal_error(
-      llvm::Twine("lms: the graph of ") + where +
-          " built with the pass's analysis cache differs from one built "
-          "without it (" +
-          difference +
-          "): the module changed in a way the cache was not told of",
-      /*gen_crash_diag=*/false);
 }
 
 FailureOr<FunctionGraph>

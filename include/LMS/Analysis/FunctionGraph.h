@@ -218,6 +218,8 @@ public:
 private:
   FunctionGraph() = default;
   friend class GraphBuilder;
+  friend class AliasModel;
+  friend class BlockTranslator;
 
   Operation *function = nullptr;
   Block *block = nullptr;
