@@ -1,6 +1,7 @@
 //===- MemoryAnalysis.cpp - Liveness and peak memory of functions ---------===//
 
 #include "LMS/Analysis/MemoryAnalysis.h"
+#include "GraphBuilder.h"
 #include "LMS/Graph/Units.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -15,6 +16,61 @@ using ::lms::TensorIndex;
 
 FunctionGraphAnalysis::FunctionGraphAnalysis(Operation *func)
     : graph(FunctionGraph::build(func)) {}
+
+//===----------------------------------------------------------------------===//
+// ModuleGraphAnalysis
+//===----------------------------------------------------------------------===//
+
+struct ModuleGraphAnalysis::Entry {
+  GraphOptions options;
+  DenseMap<Operation *, std::unique_ptr<FunctionGraph>> graphs;
+};
+
+ModuleGraphAnalysis::ModuleGraphAnalysis(Operation *) {}
+ModuleGraphAnalysis::~ModuleGraphAnalysis() = default;
+ModuleGraphAnalysis::ModuleGraphAnalysis(ModuleGraphAnalysis &&) = default;
+
+ModuleGraphAnalysis::Key
+ModuleGraphAnalysis::keyOf(const GraphOptions &options) {
+  return Key(options.alignment, options.dynamicBytes.has_value(),
+             options.dynamicBytes.value_or(0), options.keepArgumentsResident,
+             options.useBufferizationAnalysis, options.arena);
+}
+
+ModuleGraphAnalysis::Entry &
+ModuleGraphAnalysis::entryFor(const GraphOptions &options) {
+  std::unique_ptr<Entry> &entry = entries[keyOf(options)];
+  if (!entry) {
+    entry = std::make_unique<Entry>();
+    entry->options = options;
+    entry->options.callSummaries = makeCallSummaryCache(ModuleAccess::ReadOnly);
+    entry->options.arenaModels = nullptr;
+  }
+  return *entry;
+}
+
+GraphOptions ModuleGraphAnalysis::withSharedCache(const GraphOptions &options) {
+  return entryFor(options).options;
+}
+
+FailureOr<const FunctionGraph *>
+ModuleGraphAnalysis::getGraph(Operation *func, const GraphOptions &options) {
+  Entry &entry = entryFor(options);
+  auto found = entry.graphs.find(func);
+  if (found != entry.graphs.end()) {
+    ++numReused;
+    // A pass that changed the module but said it did not is caught here.
+    checkCachedBuild(func, nullptr, entry.options, *found->second);
+    return static_cast<const FunctionGraph *>(found->second.get());
+  }
+  FailureOr<FunctionGraph> graph = FunctionGraph::build(func, entry.options);
+  if (failed(graph))
+    return failure();
+  ++numBuilt;
+  auto &kept = entry.graphs[func];
+  kept = std::make_unique<FunctionGraph>(std::move(*graph));
+  return static_cast<const FunctionGraph *>(kept.get());
+}
 
 static std::string functionName(Operation *func) {
   if (auto symbol = func->getAttrOfType<StringAttr>("sym_name"))

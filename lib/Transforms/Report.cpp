@@ -101,18 +101,20 @@ struct LMSPrintLivenessPass
         makeGraphOptions(module, alignment, dynamicBytes, keepArguments);
     if (failed(options))
       return signalPassFailure();
-    // The module does not change: each callee is summarized once, and the
-    // module's in-place decisions are made once.
-    options->callSummaries = makeCallSummaryCache(ModuleAccess::ReadOnly);
+    // The module does not change: the graphs of an earlier pass that left
+    // it as it was are taken as they are, and the ones built here are kept
+    // for the next (ModuleGraphAnalysis: each callee summarized once, the
+    // module's in-place decisions made once).
+    auto &graphs = getAnalysis<ModuleGraphAnalysis>();
     bool failedAny = false;
     for (FunctionOpInterface func : functionsWithBodies(module)) {
-      FailureOr<FunctionGraph> graph = FunctionGraph::build(func, *options);
+      FailureOr<const FunctionGraph *> graph = graphs.getGraph(func, *options);
       if (failed(graph)) {
         failedAny = true;
         continue;
       }
-      BufferLiveness(*graph).print(llvm::outs());
-      MemoryPeakAnalysis(*graph).print(llvm::outs());
+      BufferLiveness(**graph).print(llvm::outs());
+      MemoryPeakAnalysis(**graph).print(llvm::outs());
     }
     if (failedAny)
       signalPassFailure();
@@ -128,7 +130,8 @@ struct LMSPrintLivenessPass
 struct FunctionReport {
   std::string name;
   Operation *func = nullptr;
-  std::optional<FunctionGraph> graph;
+  /// Kept by the module's graph analysis.
+  const FunctionGraph *graph = nullptr;
   ::lms::MemoryProfile profile;
   uint64_t minFeasibleBytes = 0;
   OpIndex minFeasibleOp = -1;
@@ -177,9 +180,10 @@ struct LMSReportMemoryPass
         makeGraphOptions(module, alignment, dynamicBytes, keepArguments);
     if (failed(options))
       return signalPassFailure();
-    // The module does not change: each callee is summarized once, and the
-    // module's in-place decisions are made once.
-    options->callSummaries = makeCallSummaryCache(ModuleAccess::ReadOnly);
+    // The module does not change: its graphs are taken from (and kept in)
+    // the module's graph analysis, as in --lms-print-liveness.
+    graphs = &getAnalysis<ModuleGraphAnalysis>();
+    *options = graphs->withSharedCache(*options);
     FailureOr<::lms::DeviceSpec> spec = resolveDevice(module, device);
     if (failed(spec))
       return signalPassFailure();
@@ -252,7 +256,7 @@ struct LMSReportMemoryPass
                         FunctionReport &report) {
     report.name = func.getName().str();
     report.func = func;
-    FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
+    FailureOr<const FunctionGraph *> graph = graphs->getGraph(func, options);
     if (failed(graph))
       return failure();
     FailureOr<std::optional<::lms::ByteSize>> budgetOrNone =
@@ -260,7 +264,7 @@ struct LMSReportMemoryPass
     if (failed(budgetOrNone))
       return failure();
     report.budget = *budgetOrNone;
-    report.graph.emplace(std::move(*graph));
+    report.graph = *graph;
     const ::lms::Graph &g = report.graph->getGraph();
     report.profile = ::lms::evaluateSchedule(g);
     ::lms::Plan plan = ::lms::referencePlan(g);
@@ -640,6 +644,7 @@ struct LMSReportMemoryPass
   /// The arena lowering's need, with the callees' models shared (set
   /// while runOnOperation runs).
   BudgetedBytes *arenaMeasure = nullptr;
+  ModuleGraphAnalysis *graphs = nullptr;
   ::lms::DeviceSpec deviceSpec;
   /// Ops of the module (not lms ops) to their copies in the stripped module.
   DenseMap<Operation *, Operation *> cloneOf;

@@ -3,11 +3,14 @@
 // A planning pass builds the graphs of a module's functions with one
 // CallSummaryCache: the in-place decisions, symbol tables and callee
 // summaries are shared, and a build of a function that was rewritten since
-// the decisions were made analyses the module again.
+// the decisions were made analyses the module again. Across passes, the
+// module's graph analysis (ModuleGraphAnalysis) keeps the graphs while the
+// passes preserve it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "LMS/Analysis/FunctionGraph.h"
+#include "LMS/Analysis/MemoryAnalysis.h"
 #include "LMS/Dialect/LMS/IR/LMSDialect.h"
 #include "LMS/Graph/Memory.h"
 
@@ -20,6 +23,8 @@
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 
 #include "gtest/gtest.h"
 
@@ -223,6 +228,120 @@ TEST_F(FunctionGraphCacheTest, CallersOfARewrittenCalleeAreAnalysedAgain) {
   // @id and then @main are analysed alone (with their callees, the @pad
   // functions as nothing), and agree with the analysis of the whole module.
   EXPECT_EQ(after, graphOf(fresh));
+}
+
+/// What a reading pass saw of the module's graph analysis.
+struct GraphRequests {
+  unsigned built = 0, reused = 0;
+  uint64_t mainPeak = 0;
+};
+
+/// Reads the graph of every function through the module's graph analysis
+/// and changes nothing (as --lms-print-liveness does).
+struct ReadingPass : public PassWrapper<ReadingPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ReadingPass)
+  ReadingPass(GraphRequests &seen, GraphOptions options)
+      : seen(seen), options(std::move(options)) {}
+
+  void runOnOperation() override {
+    auto &graphs = getAnalysis<ModuleGraphAnalysis>();
+    unsigned built = graphs.getNumBuilt(), reused = graphs.getNumReused();
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      FailureOr<const FunctionGraph *> graph = graphs.getGraph(func, options);
+      if (failed(graph))
+        return signalPassFailure();
+      if (func.getName() == "main")
+        seen.mainPeak = ::lms::evaluateSchedule((*graph)->getGraph()).peakBytes;
+    }
+    seen.built = graphs.getNumBuilt() - built;
+    seen.reused = graphs.getNumReused() - reused;
+    markAllAnalysesPreserved();
+  }
+  GraphRequests &seen;
+  GraphOptions options;
+};
+
+/// Makes @main return its argument too (bufferization then copies it
+/// before the exp writes it); `preserve`: says, wrongly, that it changed
+/// nothing.
+struct RewritingPass
+    : public PassWrapper<RewritingPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RewritingPass)
+  explicit RewritingPass(bool preserve) : preserve(preserve) {}
+
+  void runOnOperation() override {
+    auto main = getOperation().lookupSymbol<func::FuncOp>("main");
+    Operation *ret = main.getBody().front().getTerminator();
+    ret->setOperand(1, main.getArgument(0));
+    if (preserve)
+      markAllAnalysesPreserved();
+  }
+  bool preserve;
+};
+
+class ModuleGraphAnalysisTest : public FunctionGraphCacheTest {};
+
+TEST_F(ModuleGraphAnalysisTest, GraphsAreKeptAcrossPassesThatPreserveThem) {
+  ASSERT_TRUE(module);
+  GraphRequests first, second;
+  PassManager pm(&context);
+  pm.addPass(std::make_unique<ReadingPass>(first, GraphOptions()));
+  pm.addPass(std::make_unique<ReadingPass>(second, GraphOptions()));
+  ASSERT_TRUE(succeeded(pm.run(*module)));
+  // @main and @twice, built once.
+  EXPECT_EQ(first.built, 2u);
+  EXPECT_EQ(first.reused, 0u);
+  EXPECT_EQ(second.built, 0u);
+  EXPECT_EQ(second.reused, 2u);
+  EXPECT_EQ(second.mainPeak, first.mainPeak);
+  EXPECT_EQ(first.mainPeak, peakOf(GraphOptions()));
+}
+
+TEST_F(ModuleGraphAnalysisTest, GraphsAreKeyedByTheirOptions) {
+  ASSERT_TRUE(module);
+  GraphRequests first, second;
+  GraphOptions aligned;
+  aligned.alignment = 4096;
+  PassManager pm(&context);
+  pm.addPass(std::make_unique<ReadingPass>(first, GraphOptions()));
+  pm.addPass(std::make_unique<ReadingPass>(second, aligned));
+  ASSERT_TRUE(succeeded(pm.run(*module)));
+  EXPECT_EQ(second.built, 2u);
+  EXPECT_EQ(second.reused, 0u);
+  EXPECT_EQ(second.mainPeak, peakOf(aligned));
+}
+
+TEST_F(ModuleGraphAnalysisTest, APassThatChangesTheModuleDropsThem) {
+  ASSERT_TRUE(module);
+  GraphRequests first, second;
+  PassManager pm(&context);
+  pm.addPass(std::make_unique<ReadingPass>(first, GraphOptions()));
+  pm.addPass(std::make_unique<RewritingPass>(/*preserve=*/false));
+  pm.addPass(std::make_unique<ReadingPass>(second, GraphOptions()));
+  ASSERT_TRUE(succeeded(pm.run(*module)));
+  EXPECT_EQ(second.built, 2u);
+  EXPECT_EQ(second.reused, 0u);
+  // The copy of the argument is a buffer more.
+  EXPECT_GT(second.mainPeak, first.mainPeak);
+  EXPECT_EQ(second.mainPeak, peakOf(GraphOptions()));
+}
+
+TEST_F(ModuleGraphAnalysisTest, CheckingModeCatchesAPassThatPreservedWrongly) {
+  ASSERT_TRUE(module);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  ScopedEnv check("LMS_CHECK_ANALYSIS_CACHE", "1");
+  EXPECT_DEATH(
+      {
+        GraphRequests first;
+        GraphRequests second;
+        PassManager pm(&context);
+        pm.addPass(std::make_unique<ReadingPass>(first, GraphOptions()));
+        pm.addPass(std::make_unique<RewritingPass>(/*preserve=*/true));
+        pm.addPass(std::make_unique<ReadingPass>(second, GraphOptions()));
+        (void)pm.run(*module);
+      },
+      "the graph of @main built with the pass's analysis cache differs from "
+      "one built without it .*preserved the module's graph analysis");
 }
 
 } // namespace

@@ -11,8 +11,15 @@
 //   live.getLiveIn(op); live.getLiveOut(op); live.getDying(op);
 //
 // Both share one FunctionGraphAnalysis (the translation to the graph core,
-// with default GraphOptions). Passes that need other options construct the
-// analyses from a FunctionGraph of their own.
+// with default GraphOptions). Passes that need other options take the graphs
+// from the module's ModuleGraphAnalysis, keyed by their options, and
+// construct the analyses from them:
+//
+//   auto &graphs = getAnalysis<ModuleGraphAnalysis>();  // on the module
+//   FailureOr<const FunctionGraph *> graph = graphs.getGraph(func, options);
+//   MemoryPeakAnalysis peak(**graph);
+//   ...
+//   markAllAnalysesPreserved();  // when the pass changed nothing
 //
 // Buffers, not SSA values, are what is live (see FunctionGraph.h); a buffer
 // is named by the value that allocates it.
@@ -28,6 +35,10 @@
 #include "mlir/Pass/AnalysisManager.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+#include <memory>
+#include <tuple>
+
 namespace mlir {
 namespace lms {
 
@@ -42,6 +53,48 @@ public:
 
 private:
   FailureOr<FunctionGraph> graph;
+};
+
+/// The graphs of a module's functions, built at most once per function and
+/// set of graph options while the module does not change, and kept by the
+/// analysis manager across passes that preserve it (the read-only passes,
+/// --lms-print-liveness and --lms-report-memory, do). The builds for one set
+/// of options share one read-only analysis cache (callee summaries,
+/// bufferization's in-place decisions, symbol tables: ModuleAccess::ReadOnly).
+/// A pass that changes the module must not preserve it; the pass manager then
+/// drops it, as any analysis not marked preserved. With
+/// LMS_CHECK_ANALYSIS_CACHE=1 a graph handed out again is compared with a
+/// fresh build, so a pass that preserves it wrongly is a fatal error.
+class ModuleGraphAnalysis {
+public:
+  explicit ModuleGraphAnalysis(Operation *module);
+  ~ModuleGraphAnalysis();
+  ModuleGraphAnalysis(ModuleGraphAnalysis &&);
+
+  /// The graph of `func` (a function of the module) built with `options`
+  /// (their caches are not used: the analysis has its own per set of
+  /// options). A failed build is not kept: its diagnostics are emitted
+  /// again by the next request.
+  FailureOr<const FunctionGraph *> getGraph(Operation *func,
+                                            const GraphOptions &options);
+  /// `options` with the analysis's shared cache for them, for builds the
+  /// analysis does not keep (graphs of nested blocks, say).
+  GraphOptions withSharedCache(const GraphOptions &options);
+
+  /// How many graphs the analysis built, and how many requests it answered
+  /// with a graph built before.
+  unsigned getNumBuilt() const { return numBuilt; }
+  unsigned getNumReused() const { return numReused; }
+
+private:
+  struct Entry;
+  /// What of GraphOptions changes a graph (not its caches).
+  using Key = std::tuple<uint64_t, bool, uint64_t, bool, bool, bool>;
+  static Key keyOf(const GraphOptions &options);
+  Entry &entryFor(const GraphOptions &options);
+
+  std::map<Key, std::unique_ptr<Entry>> entries;
+  unsigned numBuilt = 0, numReused = 0;
 };
 
 /// For every op of the function body: the buffers live before it (live-in),
