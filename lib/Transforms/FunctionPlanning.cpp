@@ -38,19 +38,20 @@ static LogicalResult checkFits(FunctionOpInterface func,
 
 /// Rewrites `func` with `rewrite` and returns what the budget bounds after
 /// it (its analysed peak, or arena).
-/// With `keepBackup`, `backup` holds a copy of the function from before the
-/// rewrite, which the caller restores (restoreBody) or destroys.
+/// With `keepBackup`, `snapshot` holds the function from before the rewrite,
+/// which the caller restores (in place: the function keeps its ops, and
+/// handles to them stay valid) or drops.
 static FailureOr<uint64_t>
 rewriteAndMeasure(FunctionOpInterface func, const GraphOptions &graphOptions,
-                  bool keepBackup, Operation *&backup,
+                  bool keepBackup, std::optional<BodySnapshot> &snapshot,
                   llvm::function_ref<void()> rewrite) {
-  backup = keepBackup ? func->clone() : nullptr;
+  snapshot.reset();
+  if (keepBackup)
+    snapshot.emplace(func);
   rewrite();
   FailureOr<FunctionGraph> after = FunctionGraph::build(func, graphOptions);
   if (failed(after)) {
-    if (backup)
-      backup->destroy();
-    backup = nullptr;
+    snapshot.reset();
     return failure();
   }
   return budgetedBytes(*after, graphOptions);
@@ -69,10 +70,10 @@ static LogicalResult arenaOverBudget(FunctionOpInterface func, uint64_t limit,
             "allocations of their own)";
 }
 
-/// Puts back the body that rewriteAndMeasure saved, and frees the copy.
-static void restoreBody(FunctionOpInterface func, Operation *backup) {
-  func->getRegion(0).takeBody(backup->getRegion(0));
-  backup->destroy();
+/// Puts back the function that rewriteAndMeasure saved, and drops the copy.
+static void restoreBody(std::optional<BodySnapshot> &snapshot) {
+  snapshot->restore();
+  snapshot.reset();
 }
 
 FailureOr<::lms::SwapMethod>
@@ -340,7 +341,7 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
                 "--lms-plan recompute instead of offloading";
 
     plannedTarget = target;
-    Operation *backup = nullptr;
+    std::optional<BodySnapshot> backup;
     FailureOr<uint64_t> peakAfter = rewriteAndMeasure(
         func, graphOptions, !last || graphOptions.arena, backup,
         [&] { rewriteWithSwaps(*graph, candidates, result->plan); });
@@ -352,11 +353,11 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
     if (*peakAfter > limit && last && graphOptions.arena) {
       // What the arena needs besides the live bytes did not shrink with
       // them: a clean error, the function as it was.
-      restoreBody(func, backup);
+      restoreBody(backup);
       return arenaOverBudget(func, limit, *peakAfter, kAttempts);
     }
     if (*peakAfter > limit && !last) {
-      restoreBody(func, backup);
+      restoreBody(backup);
       // With an arena, later attempts lower the target faster: the bytes
       // the arena adds do not all go with the live bytes.
       uint64_t excess = *peakAfter - limit;
@@ -365,8 +366,7 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
       target -= std::min(target, excess);
       continue;
     }
-    if (backup)
-      backup->destroy();
+    backup.reset();
     if (failed(checkFits(func, graphOptions, limit, result->peakBytes,
                          "inserting swaps")))
       return failure();
@@ -535,7 +535,7 @@ rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
       return diag;
     }
 
-    Operation *backup = nullptr;
+    std::optional<BodySnapshot> backup;
     rewritten = RecomputeStats();
     FailureOr<uint64_t> peakAfter = rewriteAndMeasure(
         func, graphOptions, !last || graphOptions.arena, backup,
@@ -546,16 +546,15 @@ rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
       stats.overPlanBytes =
           bytesOverPlan(graphOptions, *peakAfter, result->peakBytes);
     if (*peakAfter > limit && last && graphOptions.arena) {
-      restoreBody(func, backup);
+      restoreBody(backup);
       return arenaOverBudget(func, limit, *peakAfter, kAttempts);
     }
     if (*peakAfter <= limit || last) {
-      if (backup)
-        backup->destroy();
+      backup.reset();
       break;
     }
     // Restore the body and plan again for a budget lowered by the excess.
-    restoreBody(func, backup);
+    restoreBody(backup);
     target = budget;
     step = std::max<uint64_t>(*peakAfter - limit, target / 200);
     graph = FunctionGraph::build(func, graphOptions);

@@ -68,6 +68,106 @@ mlir::lms::functionsCalleesFirst(ModuleOp module) {
   return orderCallGraph(module).order;
 }
 
+BodySnapshot::BodySnapshot(FunctionOpInterface func)
+    : func(func), backup(func->clone()) {
+  record();
+}
+
+BodySnapshot::~BodySnapshot() { backup->destroy(); }
+
+void BodySnapshot::record() {
+  ops.clear();
+  blocks.clear();
+  SmallVector<Operation *> mine, copies;
+  func->walk<WalkOrder::PreOrder>([&](Operation *op) { mine.push_back(op); });
+  backup->walk<WalkOrder::PreOrder>(
+      [&](Operation *op) { copies.push_back(op); });
+  for (auto [op, copy] : llvm::zip_equal(mine, copies)) {
+    ops.emplace_back(op, copy);
+    for (auto [region, copyRegion] :
+         llvm::zip_equal(op->getRegions(), copy->getRegions()))
+      for (auto [block, copyBlock] : llvm::zip_equal(region, copyRegion))
+        blocks.emplace_back(&block, &copyBlock);
+  }
+}
+
+void BodySnapshot::restore() {
+  // What the function holds now; an op of the snapshot missing (or another
+  // op where it was) means a rewrite erased it: replace the body instead.
+  DenseSet<Operation *> present;
+  func->walk([&](Operation *op) { present.insert(op); });
+  DenseSet<Operation *> own;
+  bool intact = true;
+  for (auto [op, copy] : ops) {
+    own.insert(op);
+    intact &= present.contains(op) && op->getName() == copy->getName() &&
+              op->getNumRegions() == copy->getNumRegions() &&
+              op->getNumResults() == copy->getNumResults();
+  }
+  for (auto [block, copyBlock] : blocks)
+    intact &= block->getNumArguments() == copyBlock->getNumArguments();
+  for (auto [op, copy] : ops)
+    if (intact)
+      for (auto [region, copyRegion] :
+           llvm::zip_equal(op->getRegions(), copy->getRegions()))
+        intact &= region.getBlocks().size() == copyRegion.getBlocks().size();
+  if (!intact) {
+    auto copy = cast<FunctionOpInterface>(backup->clone());
+    func.getFunctionBody().takeBody(copy.getFunctionBody());
+    copy->destroy();
+    record();
+    return;
+  }
+
+  // The copy's values are the function's: results and block arguments.
+  DenseMap<Value, Value> original;
+  for (auto [op, copy] : ops)
+    for (auto [result, copyResult] :
+         llvm::zip_equal(op->getResults(), copy->getResults()))
+      original[copyResult] = result;
+  for (auto [block, copyBlock] : blocks)
+    for (auto [arg, copyArg] :
+         llvm::zip_equal(block->getArguments(), copyBlock->getArguments()))
+      original[copyArg] = arg;
+
+  // Operands first: then the inserted ops are used by inserted ops alone.
+  for (auto [op, copy] : ops) {
+    SmallVector<Value> operands;
+    for (Value operand : copy->getOperands())
+      operands.push_back(original.lookup(operand) ? original.lookup(operand)
+                                                  : operand);
+    if (!llvm::equal(op->getOperands(), operands))
+      op->setOperands(operands);
+  }
+  SmallVector<Operation *> inserted;
+  func->walk([&](Operation *op) {
+    if (!own.contains(op)) {
+      op->dropAllReferences();
+      if (own.contains(op->getParentOp()))
+        inserted.push_back(op);
+    }
+  });
+  for (Operation *op : inserted) {
+    op->dropAllUses();
+    op->erase();
+  }
+  // Order, attributes and properties as they were.
+  DenseMap<Operation *, Operation *> ownOf;
+  for (auto [op, copy] : ops)
+    ownOf[copy] = op;
+  for (auto [block, copyBlock] : blocks)
+    for (Operation &copy : *copyBlock)
+      ownOf.lookup(&copy)->moveBefore(block, block->end());
+  for (auto [op, copy] : ops) {
+    if (op->getDiscardableAttrDictionary() !=
+        copy->getDiscardableAttrDictionary())
+      op->setDiscardableAttrs(copy->getDiscardableAttrDictionary());
+    if (op->getPropertiesStorageSize() &&
+        op->hashProperties() != copy->hashProperties())
+      op->copyProperties(copy->getPropertiesStorage());
+  }
+}
+
 std::shared_ptr<CallSummaryCache>
 mlir::lms::makeCalleesFirstCache(ModuleOp module) {
   return orderCallGraph(module).cycle ? nullptr : makeCallSummaryCache();

@@ -199,6 +199,73 @@ module attributes {transform.with_named_sequence} {
   }
 }
 
-// COM: The same script runs in upstream mlir-opt with the dialect plugin,
-// COM: which registers the transform.lms extension.
-// RUN: mlir-opt %s --load-dialect-plugin=%lms_lib_dir/LMSDialectPlugin.so --transform-interpreter -split-input-file -verify-diagnostics | FileCheck %s
+// COM: The same script runs in upstream mlir-opt with the dialect plugin
+// COM: (test/Plugins/transform-ops.test).
+
+// -----
+
+// COM: The planners insert ops and never replace the function's own (a
+// COM: rewrite that does not fit is undone in place): handles to its ops stay
+// COM: valid after them and point at the same ops (@k is offloaded, @k2 recomputed:
+// COM: both peak at 36 KiB).
+// CHECK-LABEL: func.func @k(
+// CHECK: lms.swap_in
+// CHECK-LABEL: func.func @k2(
+// CHECK: lms.recompute
+module attributes {transform.with_named_sequence} {
+  func.func @k(%x: tensor<4x1024xf32>) -> tensor<1024xf32> {
+    %cst = arith.constant 1.0 : f32
+    %zero = arith.constant 0.0 : f32
+    %e0 = tensor.empty() : tensor<1024xf32>
+    %a = linalg.fill ins(%cst : f32) outs(%e0 : tensor<1024xf32>) -> tensor<1024xf32>
+    %e1 = tensor.empty() : tensor<4x1024xf32>
+    // expected-remark @below {{the exp, after insert_swaps}}
+    %b = linalg.exp ins(%x : tensor<4x1024xf32>) outs(%e1 : tensor<4x1024xf32>) -> tensor<4x1024xf32>
+    %e2 = tensor.empty() : tensor<1024xf32>
+    %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1024xf32>) -> tensor<1024xf32>
+    %c = linalg.reduce ins(%b : tensor<4x1024xf32>) outs(%f2 : tensor<1024xf32>) dimensions = [0]
+      (%in: f32, %init: f32) {
+        %s = arith.addf %in, %init : f32
+        linalg.yield %s : f32
+      }
+    %e3 = tensor.empty() : tensor<1024xf32>
+    // expected-remark @below {{the add, after insert_swaps}}
+    %d = linalg.add ins(%c, %a : tensor<1024xf32>, tensor<1024xf32>) outs(%e3 : tensor<1024xf32>) -> tensor<1024xf32>
+    return %d : tensor<1024xf32>
+  }
+  func.func @k2(%x: tensor<4x1024xf32>) -> tensor<1024xf32> {
+    %cst = arith.constant 1.0 : f32
+    %zero = arith.constant 0.0 : f32
+    %e0 = tensor.empty() : tensor<1024xf32>
+    %a = linalg.fill ins(%cst : f32) outs(%e0 : tensor<1024xf32>) -> tensor<1024xf32>
+    %e1 = tensor.empty() : tensor<4x1024xf32>
+    // expected-remark @below {{the exp, after rematerialize}}
+    %b = linalg.exp ins(%x : tensor<4x1024xf32>) outs(%e1 : tensor<4x1024xf32>) -> tensor<4x1024xf32>
+    %e2 = tensor.empty() : tensor<1024xf32>
+    %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1024xf32>) -> tensor<1024xf32>
+    %c = linalg.reduce ins(%b : tensor<4x1024xf32>) outs(%f2 : tensor<1024xf32>) dimensions = [0]
+      (%in: f32, %init: f32) {
+        %s = arith.addf %in, %init : f32
+        linalg.yield %s : f32
+      }
+    %e3 = tensor.empty() : tensor<1024xf32>
+    // expected-remark @below {{the add, after rematerialize}}
+    %d = linalg.add ins(%c, %a : tensor<1024xf32>, tensor<1024xf32>) outs(%e3 : tensor<1024xf32>) -> tensor<1024xf32>
+    return %d : tensor<1024xf32>
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %f = transform.structured.match ops{["func.func"]} attributes {sym_name = "k"} in %root : (!transform.any_op) -> !transform.any_op
+    %g = transform.structured.match ops{["func.func"]} attributes {sym_name = "k2"} in %root : (!transform.any_op) -> !transform.any_op
+    %exp = transform.structured.match ops{["linalg.exp"]} in %f : (!transform.any_op) -> !transform.any_op
+    %add = transform.structured.match ops{["linalg.add"]} in %f : (!transform.any_op) -> !transform.any_op
+    %exp2 = transform.structured.match ops{["linalg.exp"]} in %g : (!transform.any_op) -> !transform.any_op
+    %add2 = transform.structured.match ops{["linalg.add"]} in %g : (!transform.any_op) -> !transform.any_op
+    transform.lms.insert_swaps %f {budget = "32KiB"} : !transform.any_op
+    transform.debug.emit_remark_at %exp, "the exp, after insert_swaps" : !transform.any_op
+    transform.debug.emit_remark_at %add, "the add, after insert_swaps" : !transform.any_op
+    transform.lms.rematerialize %g {budget = "32KiB"} : !transform.any_op
+    transform.debug.emit_remark_at %exp2, "the exp, after rematerialize" : !transform.any_op
+    transform.debug.emit_remark_at %add2, "the add, after rematerialize" : !transform.any_op
+    transform.yield
+  }
+}

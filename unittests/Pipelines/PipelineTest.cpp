@@ -199,4 +199,48 @@ TEST_F(PipelineTest, TextualFormAndRegistration) {
   EXPECT_TRUE(failed(bad.parseFromString("strategy=bogus", errorStream)));
 }
 
+TEST_F(PipelineTest, PlanningKeepsTheFunctionsOps) {
+  // A function whose first plans do not fit (test/Transforms/arena-replan.test:
+  // one replan, after a first attempt on reserved allocations that found
+  // nothing; --lms-plan tries several candidates besides). Each plan that is
+  // undone is undone in place: every op the function had is still the same
+  // op afterwards (a transform script's handles to them stay valid).
+  mlir::lms::registerLMSPasses();
+  for (const char *pipeline :
+       {"lms-insert-swaps{budget=24624 alignment=256 arena=true}",
+        "lms-plan{budget=24624 alignment=256 arena=true}"}) {
+    OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(
+        LMS_SOURCE_DIR "/test/Transforms/Inputs/arena-replan.mlir", &context);
+    ASSERT_TRUE(module);
+    auto step = module->lookupSymbol<func::FuncOp>("step");
+    ASSERT_TRUE(step);
+    std::vector<std::pair<Operation *, std::string>> before;
+    step.walk([&](Operation *op) {
+      before.emplace_back(op, op->getName().getStringRef().str());
+    });
+
+    PassManager pm(&context);
+    std::string errors;
+    llvm::raw_string_ostream errorStream(errors);
+    ASSERT_TRUE(succeeded(parsePassPipeline(pipeline, pm, errorStream)))
+        << errors;
+    ASSERT_TRUE(succeeded(pm.run(*module))) << pipeline;
+
+    llvm::DenseMap<Operation *, std::string> after;
+    step.walk(
+        [&](Operation *op) { after[op] = op->getName().getStringRef().str(); });
+    unsigned lmsOps = 0;
+    step.walk([&](Operation *op) {
+      lmsOps += isa<mlir::lms::SwapInOp, mlir::lms::RecomputeOp>(op);
+    });
+    EXPECT_GT(lmsOps, 0u) << pipeline;
+    for (auto &[op, name] : before) {
+      auto found = after.find(op);
+      ASSERT_NE(found, after.end())
+          << pipeline << ": an op of @step was replaced: " << name;
+      EXPECT_EQ(found->second, name);
+    }
+  }
+}
+
 } // namespace

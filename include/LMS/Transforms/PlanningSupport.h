@@ -17,25 +17,34 @@
 namespace mlir {
 namespace lms {
 
-/// A copy of a function's body to put back as often as needed: each trial
-/// rewrites the function in place.
+/// The state of a function to go back to as often as needed: each trial of a
+/// planning pass rewrites the function in place, and restore() undoes it.
+/// The undo keeps the function's own ops: the ops a rewrite inserted are
+/// erased, and each op of the snapshot gets back its operands, attributes,
+/// properties and position (from a copy taken at the snapshot). So handles
+/// to the function's ops (the transform interpreter's) stay valid, and
+/// analyses keyed by its ops see the ops they knew. Only when a rewrite
+/// erased an op of the snapshot (no planning pass does) is the body replaced
+/// by a copy of the snapshot instead.
 class BodySnapshot {
 public:
-  explicit BodySnapshot(FunctionOpInterface func)
-      : func(func), backup(func->clone()) {}
+  explicit BodySnapshot(FunctionOpInterface func);
   BodySnapshot(const BodySnapshot &) = delete;
   BodySnapshot &operator=(const BodySnapshot &) = delete;
-  ~BodySnapshot() { backup->destroy(); }
+  ~BodySnapshot();
 
-  void restore() {
-    auto copy = cast<FunctionOpInterface>(backup->clone());
-    func.getFunctionBody().takeBody(copy.getFunctionBody());
-    copy->destroy();
-  }
+  void restore();
 
 private:
+  /// Pairs each op (and block) of the function with its copy in `backup`.
+  void record();
+
   FunctionOpInterface func;
   Operation *backup;
+  /// The function's ops (the function first) and their copies, in walk
+  /// order; the same for blocks.
+  std::vector<std::pair<Operation *, Operation *>> ops;
+  std::vector<std::pair<Block *, Block *>> blocks;
 };
 
 /// What every planning entry point (pass or transform op) resolves once for
