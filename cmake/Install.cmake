@@ -24,7 +24,10 @@ install(DIRECTORY ${PROJECT_BINARY_DIR}/include/LMS
 set(LMS_EXPORTED_LIBRARIES
   LMSGraph LMSDialect LMSAnalysis LMSTransforms LMSTransformOps LMSConversion
   LMSPipelines
-  LMS LMS-C lms_runtime)
+  lms_runtime)
+if(LMS_LINK_MLIR_DYLIB)
+  list(APPEND LMS_EXPORTED_LIBRARIES LMS LMS-C)
+endif()
 install(TARGETS ${LMS_EXPORTED_LIBRARIES}
   EXPORT LMSTargets
   COMPONENT lms-libraries
@@ -32,9 +35,11 @@ install(TARGETS ${LMS_EXPORTED_LIBRARIES}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS LMSDialectPlugin LMSPassPlugin
-  COMPONENT lms-plugins
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+if(LMS_LINK_MLIR_DYLIB)
+  install(TARGETS LMSDialectPlugin LMSPassPlugin
+    COMPONENT lms-plugins
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 # The tools find libMLIR.so and libLLVM.so in LLVM's library directory from
 # any prefix.
 set_target_properties(lms-opt lms-plan PROPERTIES

@@ -3,11 +3,13 @@
 # sudo). Fast and silent when everything is already there.
 set -euo pipefail
 
+# libzstd-dev: LLVM's static libraries link zstd (scripts/check-static.sh).
 packages=(
   cmake ninja-build g++ lld python3 clang-format-14
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev libgmock-dev
   coinor-libcbc-dev libgecode-dev pkg-config
+  libzstd-dev
   python3-torch python3-torchvision
 )
 # LMS_DEPS_SKIP="torch" leaves out the PyTorch importer's packages (its tests

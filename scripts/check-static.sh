@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds LMS against MLIR's static libraries (LMS_LINK_MLIR_DYLIB=OFF), as an
+# LLVM installation without libMLIR.so would, in build-static/, and runs the
+# analysis, transform and transform-op tests with that lms-opt. Debian ships
+# both kinds of MLIR library, so this checks the static configuration here.
+# Usage: scripts/check-static.sh   (installs what is missing first)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="${LMS_STATIC_BUILD:-$root/build-static}"
+jobs=${LMS_JOBS:-2}
+
+"$root/scripts/deps.sh"
+
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+    -DLLVM_USE_LINKER=lld \
+    -DLMS_LINK_MLIR_DYLIB=OFF >/dev/null
+fi
+ninja -C "$build" -j "$jobs" lms-opt lms-plan
+# No libMLIR.so in the binary: the static configuration is what was built.
+if ldd "$build/bin/lms-opt" | grep -q 'libMLIR\.so'; then
+  echo "check-static: $build/bin/lms-opt links libMLIR.so" >&2
+  exit 1
+fi
+/usr/lib/llvm-22/bin/lit -q "$build/test/Analysis" "$build/test/Transforms" \
+  "$build/test/TransformOps" "$build/test/Plugins"
