@@ -95,7 +95,13 @@ void BodySnapshot::restore() {
   // What the function holds now; an op of the snapshot missing (or another
   // op where it was) means a rewrite erased it: replace the body instead.
   DenseSet<Operation *> present;
-  func->walk([&](Operation *op) { present.insert(op); });
+  DenseSet<Block *> presentBlocks;
+  func->walk([&](Operation *op) {
+    present.insert(op);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        presentBlocks.insert(&block);
+  });
   DenseSet<Operation *> own;
   bool intact = true;
   for (auto [op, copy] : ops) {
@@ -105,7 +111,8 @@ void BodySnapshot::restore() {
               op->getNumResults() == copy->getNumResults();
   }
   for (auto [block, copyBlock] : blocks)
-    intact &= block->getNumArguments() == copyBlock->getNumArguments();
+    intact &= presentBlocks.contains(block) &&
+              block->getNumArguments() == copyBlock->getNumArguments();
   for (auto [op, copy] : ops)
     if (intact)
       for (auto [region, copyRegion] :
