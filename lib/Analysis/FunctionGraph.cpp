@@ -972,14 +972,16 @@ LogicalResult BlockTranslator::allocate(Operation &op, Value result,
 
 LogicalResult BlockTranslator::translateCopy(Operation &op, OpIndex index,
                                              Translated &out) {
+  // A copy's buffer has the bytes of the buffer it copies.
+  auto bytesOfBuffer = [&](Value copied) -> std::optional<uint64_t> {
+    if (std::optional<TensorIndex> t = fg.lookupBuffer(copied))
+      return graph.tensor(*t).bytes;
+    return std::nullopt;
+  };
   if (auto swapOut = dyn_cast<SwapOutOp>(op)) {
     out.kind = OpKind::SwapOut;
-    std::optional<TensorIndex> source = fg.lookupBuffer(swapOut.getSource());
-    std::optional<uint64_t> bytes;
-    if (source)
-      bytes = graph.tensor(*source).bytes;
-    return allocate(op, swapOut.getResult(), MemorySpace::Host, bytes, index,
-                    out);
+    return allocate(op, swapOut.getResult(), MemorySpace::Host,
+                    bytesOfBuffer(swapOut.getSource()), index, out);
   }
   if (auto wait = dyn_cast<SwapWaitOp>(op)) {
     out.kind = OpKind::SwapWait;
@@ -994,12 +996,8 @@ LogicalResult BlockTranslator::translateCopy(Operation &op, OpIndex index,
   }
   auto swapIn = cast<SwapInOp>(op);
   out.kind = OpKind::SwapIn;
-  std::optional<TensorIndex> handle = fg.lookupBuffer(swapIn.getHandle());
-  std::optional<uint64_t> bytes;
-  if (handle)
-    bytes = graph.tensor(*handle).bytes;
-  return allocate(op, swapIn.getResult(), MemorySpace::Device, bytes, index,
-                  out);
+  return allocate(op, swapIn.getResult(), MemorySpace::Device,
+                  bytesOfBuffer(swapIn.getHandle()), index, out);
 }
 
 LogicalResult BlockTranslator::translateResults(Operation &op, OpIndex index,
