@@ -34,7 +34,7 @@ ModuleGraphAnalysis::Key
 ModuleGraphAnalysis::keyOf(const GraphOptions &options) {
   return Key(options.alignment, options.dynamicBytes.has_value(),
              options.dynamicBytes.value_or(0), options.keepArgumentsResident,
-             options.useBufferizationAnalysis, options.arena);
+             options.useBufferizationAnalysis);
 }
 
 ModuleGraphAnalysis::Entry &
@@ -50,7 +50,9 @@ ModuleGraphAnalysis::entryFor(const GraphOptions &options) {
 }
 
 GraphOptions ModuleGraphAnalysis::withSharedCache(const GraphOptions &options) {
-  return entryFor(options).options;
+  GraphOptions shared = options;
+  shared.callSummaries = entryFor(options).options.callSummaries;
+  return shared;
 }
 
 FailureOr<const FunctionGraph *>

@@ -89,7 +89,8 @@ public:
 private:
   struct Entry;
   /// What of GraphOptions changes a graph (not its caches).
-  using Key = std::tuple<uint64_t, bool, uint64_t, bool, bool, bool>;
+  /// (`arena` does not: it changes what a budget bounds, not the graph.)
+  using Key = std::tuple<uint64_t, bool, uint64_t, bool, bool>;
   static Key keyOf(const GraphOptions &options);
   Entry &entryFor(const GraphOptions &options);
 
