@@ -7,19 +7,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${LMS_STATIC_BUILD:-$root/build-static}"
-jobs=${LMS_JOBS:-2}
 
 "$root/scripts/deps.sh"
-
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$root" -B "$build" -G Ninja \
-    -DCMAKE_BUILD_TYPE=Release \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-    -DLLVM_USE_LINKER=lld \
-    -DLMS_LINK_MLIR_DYLIB=OFF >/dev/null
-fi
-ninja -C "$build" -j "$jobs" lms-opt lms-plan
+LMS_BUILD_DIR="$build" LMS_CMAKE_ARGS="-DLMS_LINK_MLIR_DYLIB=OFF" \
+  "$root/scripts/build.sh" lms-opt lms-plan
 # No libMLIR.so in the binary: the static configuration is what was built.
 if ldd "$build/bin/lms-opt" | grep -q 'libMLIR\.so'; then
   echo "check-static: $build/bin/lms-opt links libMLIR.so" >&2
