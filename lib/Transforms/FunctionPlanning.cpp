@@ -149,21 +149,25 @@ mlir::lms::resolveHostBudget(Operation *scope, StringRef option,
   return size->bytes;
 }
 
-std::string mlir::lms::fidelityStatistics(uint64_t replans,
-                                          uint64_t overPlanBytes) {
-  std::string text;
-  if (replans)
-    text += ", " + std::to_string(replans) + " replans";
-  if (overPlanBytes)
-    text += ", " + std::to_string(overPlanBytes) + " bytes-over-plan";
-  return text;
+std::string mlir::lms::fidelityStatistics(uint64_t replans) {
+  return replans ? ", " + std::to_string(replans) + " replans" : "";
 }
 
-/// By how much a rewrite's analysed peak `after` exceeds its plan's peak
-/// (0 with arenas: their bound is not the plan's live bytes).
-static uint64_t bytesOverPlan(const GraphOptions &options, uint64_t after,
-                              uint64_t plan) {
-  return !options.arena && after > plan ? after - plan : 0;
+/// Without an arena a rewrite realizes its plan: the rewritten function's
+/// analysed peak is at most the plan's (the evaluator and the rewrite read
+/// one list of insertions, and views are re-derived with what they view).
+/// An excess is a fault of LMS, reported as such, never planned around.
+static LogicalResult checkRealizesPlan(FunctionOpInterface func,
+                                       StringRef rewrite, uint64_t after,
+                                       uint64_t plan) {
+  if (after <= plan)
+    return success();
+  return emitError(func.getLoc())
+         << "internal error: the " << rewrite << " of @"
+         << SymbolTable::getSymbolName(func).getValue() << " peaks at " << after
+         << " bytes, over its plan's " << plan
+         << " bytes (a rewrite must realize its plan); please report this "
+            "with the input";
 }
 
 /// With an arena, planners first plan on a graph that holds the
@@ -234,13 +238,12 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
                 const ::lms::DeviceSpec &spec, uint64_t limit,
                 const SwapKnobs &knobs, bool reserveOwn) {
   SwapStats stats;
-  // Bufferization decides in-place writes on the rewritten function anew,
-  // and may decide some differently (an op that wrote in place may not any
-  // more once a swap-out reads its init): when the rewritten function then
-  // exceeds the budget, the body is restored and planned again for a
-  // budget lowered by the excess. The check after the last attempt is the
-  // guarantee.
-  int kAttempts = graphOptions.arena ? 8 : 4;
+  // Without an arena: one plan, whose rewrite realizes it
+  // (checkRealizesPlan). With an arena the placement adds bytes the plan
+  // does not see: when the rewritten function's arena exceeds the budget,
+  // the body is restored and planned again for a budget lowered by the
+  // excess. The check after the last attempt is the guarantee.
+  int kAttempts = graphOptions.arena ? 8 : 1;
   uint64_t target = limit;
   // The target of the last plan the planner made.
   uint64_t plannedTarget = limit;
@@ -302,15 +305,10 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
         return emitError(func.getLoc())
                << "cannot fit the budget " << ::lms::formatBytes(limit) << " ("
                << limit
-               << (graphOptions.arena
-                       ? " bytes) with the buffers placed in an arena: the "
-                         "rewritten function's arena stays over the budget "
-                         "(by fragmentation, or fewer in-place writes after "
-                         "bufferization)"
-                       : " bytes): bufferization writes fewer results in "
-                         "place in the rewritten function than in the "
-                         "original")
-               << ", and no plan with a margin for that fits: " << message;
+               << " bytes) with the buffers placed in an arena: the "
+                  "rewritten function's arena stays over the budget (by "
+                  "fragmentation), and no plan with a margin for that fits: "
+               << message;
       if (knobs.planner == ::lms::SwapMethod::LMS &&
           infeasible.smallestBudget > 0) {
         (void)reportInfeasible(func, *graph, target, infeasible,
@@ -347,9 +345,10 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
         [&] { rewriteWithSwaps(*graph, candidates, result->plan); });
     if (failed(peakAfter))
       return failure();
-    if (attempt == 0)
-      stats.overPlanBytes =
-          bytesOverPlan(graphOptions, *peakAfter, result->peakBytes);
+    if (!graphOptions.arena &&
+        failed(checkRealizesPlan(func, "offloading rewrite", *peakAfter,
+                                 result->peakBytes)))
+      return failure();
     if (*peakAfter > limit && last && graphOptions.arena) {
       // What the arena needs besides the live bytes did not shrink with
       // them: a clean error, the function as it was.
@@ -489,13 +488,13 @@ rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
   options.device = &spec;
   StringRef planner = ::lms::rematMethodName(knobs.planner);
 
-  // The rewrite realizes the plan's memory except where values reach their
-  // late uses through views made early (the rewrite re-derives those views,
-  // but not in every chain of recomputations): when the rewritten function
-  // exceeds the budget, the body is restored and planned again for a budget
-  // lowered by the excess. The check after the last attempt is the
-  // guarantee.
-  int kAttempts = graphOptions.arena ? 10 : 6;
+  // Without an arena: one plan, whose rewrite realizes it
+  // (checkRealizesPlan; the rewrite re-derives the views of recomputed
+  // values with them). With an arena the placement adds bytes the plan does
+  // not see: when the rewritten function's arena exceeds the budget, the
+  // body is restored and planned again for a budget lowered by the excess.
+  // The check after the last attempt is the guarantee.
+  int kAttempts = graphOptions.arena ? 10 : 1;
   uint64_t target = limit, step = 0;
   RecomputeStats rewritten;
   llvm::Expected<::lms::RematResult> result =
@@ -542,9 +541,10 @@ rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
         [&] { rewriteWithRecomputes(*graph, *rg, result->plan, &rewritten); });
     if (failed(peakAfter))
       return failure();
-    if (attempt == 0)
-      stats.overPlanBytes =
-          bytesOverPlan(graphOptions, *peakAfter, result->peakBytes);
+    if (!graphOptions.arena &&
+        failed(checkRealizesPlan(func, "recomputation rewrite", *peakAfter,
+                                 result->peakBytes)))
+      return failure();
     if (*peakAfter > limit && last && graphOptions.arena) {
       restoreBody(backup);
       return arenaOverBudget(func, limit, *peakAfter, kAttempts);

@@ -79,8 +79,7 @@ struct LMSInsertSwapsPass
                    << " bytes-to-host, " << totals.toDevice
                    << " bytes-to-device, " << totals.stallMicroseconds
                    << " estimated-stall-us"
-                   << fidelityStatistics(totals.replans, totals.overPlanBytes)
-                   << "\n";
+                   << fidelityStatistics(totals.replans) << "\n";
   }
 
   /// The statistics, also kept here: Debian's LLVM is built without
@@ -88,8 +87,6 @@ struct LMSInsertSwapsPass
   struct Totals {
     uint64_t tensors = 0, swapOuts = 0, swapIns = 0, toHost = 0, toDevice = 0,
              stallMicroseconds = 0, replans = 0;
-    /// The largest SwapStats::overPlanBytes of a function.
-    uint64_t overPlanBytes = 0;
   } totals;
 
   LogicalResult runOnFunction(FunctionOpInterface func,
@@ -116,7 +113,6 @@ struct LMSInsertSwapsPass
     totals.toDevice += stats->toDevice;
     totals.stallMicroseconds += stall;
     totals.replans += stats->replans;
-    totals.overPlanBytes = std::max(totals.overPlanBytes, stats->overPlanBytes);
     return success();
   }
 };

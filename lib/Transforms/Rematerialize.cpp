@@ -125,6 +125,19 @@ public:
         stats(stats) {}
 
   void run(const ::lms::Plan &plan) {
+    // Which group each op is in, and how many recomputations of each group
+    // are still to be written.
+    groupOf.assign(fg.getGraph().numOps(), -1);
+    for (auto [group, ops] : llvm::enumerate(rg.members))
+      for (OpIndex op : ops)
+        groupOf[op] = static_cast<OpIndex>(group);
+    recomputesLeft.assign(rg.members.size(), 0);
+    {
+      std::vector<uint8_t> seen(rg.members.size(), 0);
+      for (const ::lms::Step &step : plan)
+        if (step.kind == ::lms::Step::Compute && seen[step.index]++)
+          ++recomputesLeft[step.index];
+    }
     std::vector<uint8_t> done(rg.members.size(), 0);
     std::vector<OpIndex> pending;
     for (const ::lms::Step &step : plan) {
@@ -138,16 +151,20 @@ public:
       done[group] = 1;
       OpIndex anchorPos = rg.members[group].front();
       Operation *anchor = fg.getInsertionAnchor(anchorPos);
-      for (OpIndex r : pending)
+      for (OpIndex r : pending) {
+        --recomputesLeft[r];
         recompute(r, anchor, anchorPos);
+      }
       pending.clear();
     }
   }
 
 private:
-  /// The value that stands for `v` now (its latest recomputation, or `v`).
+  /// The value that stands for `v` now: the latest recomputation of the
+  /// original value `v` is or stands for, or `v`.
   Value currentOf(Value v) const {
-    auto it = current.find(v);
+    auto original = originalOf.find(v);
+    auto it = current.find(original == originalOf.end() ? v : original->second);
     return it == current.end() ? v : it->second;
   }
 
@@ -157,18 +174,31 @@ private:
     return top ? fg.lookupOp(top) : std::optional<OpIndex>();
   }
 
-  /// Whether `v` is read from `anchorPos` on, directly or through views.
+  /// Whether the op at `index` is in a group the plan recomputes again
+  /// after the recomputation being written (its copy will read what the op
+  /// reads, through the values that stand for them then).
+  bool recomputedLater(OpIndex index) const {
+    OpIndex group = groupOf[index];
+    return group >= 0 && recomputesLeft[group] > 0;
+  }
+
+  /// Whether `v`, or the value that stands for it now, is read from
+  /// `anchorPos` on, directly or through views (of which an earlier
+  /// recomputation may have taken over the later uses).
   bool usedFrom(Value v, OpIndex anchorPos) const {
-    return llvm::any_of(v.getUses(), [&](OpOperand &use) {
-      std::optional<OpIndex> index = positionOf(use);
-      if (index && *index >= anchorPos)
-        return true;
-      Operation *user = use.getOwner();
-      return user->getBlock() == &block && isViewLikeOp(user) &&
-             use.getOperandNumber() == 0 &&
-             llvm::any_of(user->getResults(),
-                          [&](Value r) { return usedFrom(r, anchorPos); });
-    });
+    auto readFrom = [&](Value value) {
+      return llvm::any_of(value.getUses(), [&](OpOperand &use) {
+        std::optional<OpIndex> index = positionOf(use);
+        if (index && (*index >= anchorPos || recomputedLater(*index)))
+          return true;
+        Operation *user = use.getOwner();
+        return user->getBlock() == &block && isViewLikeOp(user) &&
+               use.getOperandNumber() == 0 &&
+               llvm::any_of(user->getResults(),
+                            [&](Value r) { return usedFrom(r, anchorPos); });
+      });
+    };
+    return readFrom(v) || (currentOf(v) != v && readFrom(currentOf(v)));
   }
 
   /// Views of the chain's results (a reshape made right after the producer,
@@ -337,6 +367,7 @@ private:
         return index && *index >= anchorPos;
       });
       current[original] = replacement;
+      originalOf[replacement] = original;
     }
     if (stats) {
       ++stats->recomputes;
@@ -351,6 +382,12 @@ private:
   RecomputeStats *stats;
   /// Original value -> the recomputation that stands for it now.
   DenseMap<Value, Value> current;
+  /// Recomputed value -> the original value it stands for.
+  DenseMap<Value, Value> originalOf;
+  /// The group of each op, and the recomputations of each group the plan
+  /// makes after the one being written.
+  std::vector<OpIndex> groupOf;
+  std::vector<int> recomputesLeft;
 };
 
 } // namespace
@@ -398,8 +435,7 @@ struct LMSRematerializePass
       llvm::errs() << "lms-rematerialize: " << totals.recomputes
                    << " recomputes, " << totals.opsCloned << " ops-cloned, "
                    << static_cast<uint64_t>(totals.extraSeconds * 1e6 + 0.5)
-                   << " extra-compute-us"
-                   << fidelityStatistics(totals.replans, totals.overPlanBytes)
+                   << " extra-compute-us" << fidelityStatistics(totals.replans)
                    << "\n";
   }
 
@@ -423,7 +459,6 @@ struct LMSRematerializePass
     totals.opsCloned += stats->opsCloned;
     totals.extraSeconds += stats->extraSeconds;
     totals.replans += stats->replans;
-    totals.overPlanBytes = std::max(totals.overPlanBytes, stats->overPlanBytes);
     return success();
   }
 };

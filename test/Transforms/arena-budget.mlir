@@ -38,7 +38,7 @@
 
 // COM: With no gap long enough to offload, nothing shrinks the arena: a
 // COM: clean error at the function, which is left as it was.
-// NOSWAP: arena-budget.mlir:{{[0-9]+}}:1: error: cannot fit the budget 31 B (31 bytes) with the buffers placed in an arena: the rewritten function's arena stays over the budget (by fragmentation, or fewer in-place writes after bufferization), and no plan with a margin for that fits: budget 28 is below the smallest feasible budget 31
+// NOSWAP: arena-budget.mlir:{{[0-9]+}}:1: error: cannot fit the budget 31 B (31 bytes) with the buffers placed in an arena: the rewritten function's arena stays over the budget (by fragmentation), and no plan with a margin for that fits: budget 28 is below the smallest feasible budget 31
 
 func.func @frag() {
   %n0 = "graph.node"() {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : () -> tensor<1xi8>

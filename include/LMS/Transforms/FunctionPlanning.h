@@ -52,13 +52,11 @@ parseRematPlanner(Operation *at, StringRef name,
 struct SwapStats {
   uint64_t tensors = 0, swapOuts = 0, swapIns = 0, toHost = 0, toDevice = 0;
   double stallSeconds = 0;
-  /// Plans made again for a lower budget because the rewritten function
-  /// bufferizes differently (fewer in-place writes) than planned.
+  /// With arena=true: plans made again for a lower budget because the
+  /// arena of the rewritten function exceeded it (the placement adds bytes
+  /// the plan does not see). Without an arena the rewrite realizes its plan
+  /// exactly, and there are none.
   unsigned replans = 0;
-  /// By how many bytes the analysed peak of the first rewrite exceeded its
-  /// plan's peak (0 when the rewrite realized the plan; not counted with
-  /// arenas, whose bound is not the plan's live bytes).
-  uint64_t overPlanBytes = 0;
 };
 
 /// Offloads tensors of `func` until its peak is at most `limit` bytes (does
@@ -93,16 +91,13 @@ struct RematStats {
   uint64_t recomputes = 0;
   uint64_t opsCloned = 0;
   double extraSeconds = 0;
-  /// Plans made again for a lower budget because the rewrite exceeded it.
+  /// As SwapStats::replans.
   uint64_t replans = 0;
-  /// By how many bytes the analysed peak of the first rewrite exceeded its
-  /// plan's peak (as SwapStats::overPlanBytes).
-  uint64_t overPlanBytes = 0;
 };
 
-/// The tail of a pass's statistics line on its rewrites' fidelity to their
-/// plans: ", N replans" and ", N bytes-over-plan", each when it is not 0.
-std::string fidelityStatistics(uint64_t replans, uint64_t overPlanBytes);
+/// The tail of a pass's statistics line on its replans: ", N replans" when
+/// there were any (only with arena=true).
+std::string fidelityStatistics(uint64_t replans);
 
 /// Inserts lms.recompute regions into `func` until its peak is at most
 /// `limit` bytes (does nothing when it fits).

@@ -292,7 +292,7 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
     Option<"printStatistics", "stats", "bool", "false",
            "Print the statistics below to stderr (Debian's LLVM is built "
            "without statistics, so -mlir-pass-statistics shows none), and "
-           "the replans and bytes-over-plan when there were any">,
+           "the replans (arena=true) when there were any">,
   ];
   let statistics = [
     Statistic<"numTensorsSwapped", "tensors-swapped",
@@ -385,9 +385,8 @@ def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
     LMSAlignmentOption,
     LMSDynamicBytesOption,
     Option<"printStatistics", "stats", "bool", "false",
-           "Print the statistics below to stderr, and the replans and "
-           "bytes-over-plan (by how much the first rewrite's analysed peak "
-           "exceeded its plan's) when there were any">,
+           "Print the statistics below to stderr, and the replans "
+           "(arena=true) when there were any">,
   ];
   let statistics = [
     Statistic<"numRecomputes", "recomputes",

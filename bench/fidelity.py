@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Sweeps budgets over real programs and counts rewrites that do not realize
+their plans.
+
+For each MLIR file, each planning pass and each budget (a percentage of the
+function's peak), runs lms-opt with stats=true and classifies the result:
+rewritten, fits without change, a clean error (a budget no plan reaches),
+an internal error (a rewrite whose analysed peak exceeds its plan's: a
+fault of LMS) or a crash. A `@main` driver, if any, gets a budget of its own
+(lms.budget) so that the sweep is about the functions it calls.
+
+    bench/fidelity.py build/bin/lms-opt FILE... [--json OUT]
+        [--passes rematerialize,insert-swaps,plan] [--budgets 50:98:3]
+
+Prints a table per pass and the internal errors with the command that
+reproduces each; exits 1 when there is an internal error or a crash.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+MAIN = "func.func @main() {"
+MAIN_BUDGET = "func.func @main() attributes {lms.budget = 1000000000000 : i64} {"
+
+
+def classify(proc):
+    if proc.returncode == 0:
+        changed = "<- chosen" in proc.stderr or any(
+            int(n) > 0 for n in re.findall(
+                r"(\d+) (?:recomputes|tensors-swapped)", proc.stderr))
+        return "rewritten" if changed else "fits"
+    if "internal error" in proc.stderr:
+        return "internal error"
+    if proc.returncode == 1 and "error:" in proc.stderr and \
+            "Stack dump" not in proc.stderr:
+        return "clean error"
+    return "crash"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("lms_opt")
+    p.add_argument("files", nargs="+")
+    p.add_argument("--passes", default="rematerialize,insert-swaps,plan")
+    p.add_argument("--budgets", default="50:98:3",
+                   help="first:last:step, percent of the peak")
+    p.add_argument("--json")
+    a = p.parse_args()
+    first, last, step = (int(x) for x in a.budgets.split(":"))
+    budgets = list(range(first, last + 1, step))
+    passes = a.passes.split(",")
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in a.files:
+            text = open(path).read().replace(MAIN, MAIN_BUDGET)
+            src = os.path.join(tmp, os.path.basename(path))
+            with open(src, "w") as f:
+                f.write(text)
+            for pass_name in passes:
+                for percent in budgets:
+                    options = f"budget={percent}% alignment=256 stats=true"
+                    cmd = [a.lms_opt, src, f"--lms-{pass_name}={options}",
+                           "-o", os.devnull]
+                    proc = subprocess.run(cmd, capture_output=True,
+                                          text=True)
+                    outcome = classify(proc)
+                    result = dict(file=os.path.basename(path),
+                                  pass_name=pass_name, percent=percent,
+                                  outcome=outcome)
+                    if outcome in ("internal error", "crash"):
+                        lines = [l for l in proc.stderr.splitlines()
+                                 if "error" in l or "Stack" in l]
+                        result["message"] = (lines or [""])[0][:300]
+                        result["command"] = " ".join(
+                            [a.lms_opt, path, f"'--lms-{pass_name}={options}'"])
+                    results.append(result)
+    outcomes = ["rewritten", "fits", "clean error", "internal error", "crash"]
+    print("| pass | " + " | ".join(outcomes) + " |")
+    print("|---" * (len(outcomes) + 1) + "|")
+    for pass_name in passes:
+        counts = [sum(1 for r in results if r["pass_name"] == pass_name
+                      and r["outcome"] == o) for o in outcomes]
+        print(f"| {pass_name} | " + " | ".join(map(str, counts)) + " |")
+    bad = [r for r in results if r["outcome"] in ("internal error", "crash")]
+    for r in bad:
+        print(f"\n{r['outcome']}: {r['command']}\n  {r['message']}")
+    print(f"\n{len(a.files)} files x {len(passes)} passes x {len(budgets)} "
+          f"budgets: {len(bad)} internal errors or crashes")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
