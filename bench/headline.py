@@ -8,8 +8,8 @@ analysed peak within the device's memory) and with --lms-insert-swaps,
 --lms-rematerialize and --lms-plan (the pass finds a plan for a budget of the
 device's memory), and the simulated step time of each against an
 unlimited-memory device (the original program's simulated time at the same
-batch). Writes docs/results/headline.{md,json} and one SVG plot of
-throughput against batch size per model and device.
+batch). Writes docs/results/headline.{md,json} and one plot (SVG and PNG,
+with matplotlib) of throughput against batch size per model and device.
 
     bench/headline.sh            # or: bench/headline.py --out docs/results
 
@@ -21,7 +21,6 @@ binary search in between finds the largest batch each planner fits.
 import argparse
 import concurrent.futures
 import json
-import math
 import os
 import subprocess
 import sys
@@ -234,63 +233,56 @@ def fmt_batch(b):
     return str(b) if b else "—"
 
 
-def svg_plot(title, series, path):
-    """Throughput (samples/s) against batch size, one line per method."""
+def throughput_plot(title, series, path):
+    """Throughput (samples/s) against batch size, one line per method, with
+    matplotlib (python3-matplotlib): `path` (an .svg) and a PNG beside it,
+    so that the plot shows wherever the docs are read. Deterministic: no
+    dates in the files, fixed SVG ids."""
+    import matplotlib
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "lms-headline"
+    import matplotlib.pyplot as plt
     colors = {"ideal": "#999999", "none": "#000000", "swap": "#1f77b4",
               "remat": "#2ca02c", "plan": "#d62728"}
-    pts = [(b, t) for s in series.values() for b, t in s]
-    if not pts:
+    labels = {"ideal": "unlimited memory", "none": "no LMS",
+              "swap": "offload", "remat": "recompute", "plan": "lms-plan"}
+    if not any(series.values()):
         return
-    W, H, L, B, T, R = 640, 400, 70, 50, 40, 130
-    bmax = max(b for b, _ in pts)
-    tmax = max(t for _, t in pts) * 1.1
-    xs = lambda b: L + (W - L - R) * math.log2(b) / max(1, math.log2(bmax))
-    ys = lambda t: H - B - (H - B - T) * t / tmax
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" '
-           f'height="{H}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{W}" height="{H}" fill="white"/>',
-           f'<text x="{W / 2 - R / 2}" y="20" text-anchor="middle" '
-           f'font-size="14">{title}</text>',
-           f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" '
-           f'stroke="black"/>',
-           f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>',
-           f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">'
-           f'batch size (log scale)</text>',
-           f'<text x="16" y="{(H - B + T) / 2}" text-anchor="middle" '
-           f'transform="rotate(-90 16 {(H - B + T) / 2})">samples / s '
-           f'(simulated)</text>']
-    b = 1
-    while b <= bmax:
-        out.append(f'<text x="{xs(b)}" y="{H - B + 16}" text-anchor="middle">'
-                   f'{b}</text>')
-        out.append(f'<line x1="{xs(b)}" y1="{H - B}" x2="{xs(b)}" '
-                   f'y2="{H - B + 4}" stroke="black"/>')
-        b *= 2
-    for i in range(5):
-        t = tmax * i / 4
-        out.append(f'<text x="{L - 6}" y="{ys(t) + 4}" text-anchor="end">'
-                   f'{t:.0f}</text>')
-    for k, (name, s) in enumerate(series.items()):
-        if not s:
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    for name, pts in series.items():
+        if not pts:
             continue
-        s = sorted(s)
-        d = " ".join(f"{'M' if i == 0 else 'L'}{xs(b):.1f},{ys(t):.1f}"
-                     for i, (b, t) in enumerate(s))
-        dash = ' stroke-dasharray="4,3"' if name == "ideal" else ""
-        out.append(f'<path d="{d}" fill="none" stroke="{colors[name]}" '
-                   f'stroke-width="2"{dash}/>')
-        for b, t in s:
-            out.append(f'<circle cx="{xs(b):.1f}" cy="{ys(t):.1f}" r="2.5" '
-                       f'fill="{colors[name]}"/>')
-        y = T + 10 + 18 * k
-        out.append(f'<line x1="{W - R + 15}" y1="{y}" x2="{W - R + 40}" '
-                   f'y2="{y}" stroke="{colors[name]}" stroke-width="2"{dash}/>')
-        label = "unlimited memory" if name == "ideal" else (
-            "no LMS" if name == "none" else name)
-        out.append(f'<text x="{W - R + 45}" y="{y + 4}">{label}</text>')
-    out.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(out) + "\n")
+        pts = sorted(pts)
+        ax.plot([b for b, _ in pts], [t for _, t in pts], marker="o",
+                markersize=3, linewidth=1.8, color=colors[name],
+                linestyle="--" if name == "ideal" else "-",
+                label=labels.get(name, name))
+    ax.set_xscale("log", base=2)
+    top = max(b for pts in series.values() for b, _ in pts)
+    ax.set_xticks([2 ** i for i in range((top - 1).bit_length() + 1)])
+    ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.set_xlabel("batch size (log scale)")
+    ax.set_ylabel("samples / s (simulated)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, format="svg", metadata={"Date": None})
+    fig.savefig(os.path.splitext(path)[0] + ".png", format="png",
+                metadata={"Software": None})
+    plt.close(fig)
+
+
+def plot_rows(rows, out):
+    """The plot of each row, from its curves (as headline.json keeps them)."""
+    for r in rows:
+        series = {"ideal": [tuple(p) for p in r.get("ideal", [])]}
+        for m, pts in r.get("curve", {}).items():
+            series[m] = [tuple(p) for p in pts]
+        throughput_plot(f"{r['label']} on {r['device']}", series,
+                        os.path.join(out, r["plot"]))
 
 
 def main():
@@ -312,6 +304,7 @@ def main():
         data = json.load(open(a.from_json))
         write_markdown(data["rows"], a.out, data["seconds"],
                        data["planning_runs"])
+        plot_rows(data["rows"], a.out)
         return
     if not os.path.exists(LMS_OPT):
         sys.exit("headline.py: build first (scripts/build.sh)")
@@ -371,8 +364,8 @@ def main():
                         if best[m] in ideal else None}
             row["ideal"] = series["ideal"]
             plot = f"headline-{model}{size}-{device}.svg"
-            svg_plot(f"{label} on {device}", series,
-                     os.path.join(a.out, plot))
+            throughput_plot(f"{label} on {device}", series,
+                            os.path.join(a.out, plot))
             row["plot"] = plot
             rows.append(row)
             bench.say(f"{label:28s} {device:16s} max batch "
@@ -510,7 +503,9 @@ def write_markdown(rows, out, elapsed, calls):
         "Samples per second (simulated) per method; the dashed line is the "
         "unlimited-memory device.",
         "",
-    ] + [f"![{r['label']} on {r['device']}]({r['plot']})" for r in rows] + [
+    ] + [f"![{r['label']} on {r['device']}]"
+         f"({os.path.splitext(r['plot'])[0]}.png) "
+         f"([SVG]({r['plot']}))" for r in rows] + [
         "",
         "Raw numbers: `headline.json` (per model and device: the largest "
         "batches, the step time, stall and peak at each, and the curves).",

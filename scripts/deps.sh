@@ -10,7 +10,7 @@ packages=(
   libgtest-dev libgmock-dev
   coinor-libcbc-dev libgecode-dev pkg-config
   libzstd-dev
-  python3-torch python3-torchvision
+  python3-torch python3-torchvision python3-matplotlib
 )
 # LMS_DEPS_SKIP="torch" leaves out the PyTorch importer's packages (its tests
 # then report UNSUPPORTED).
