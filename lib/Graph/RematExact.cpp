@@ -277,58 +277,79 @@ static void stagesOfPlan(const Graph &graph, const Plan &plan,
   }
 }
 
-llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
-                                                uint64_t budget,
-                                                const RematOptions &options) {
-  detail::Stopwatch stopwatch;
-  auto elapsed = [&] { return stopwatch.seconds(); };
-  // The heuristic first: the MIP start, and the answer for graphs too large
-  // for the MILP.
-  RematOptions heuristicOptions = options;
-  int n = static_cast<int>(graph.numOps());
-  bool milp = n <= static_cast<int>(kExactMaxOps);
-  heuristicOptions.timeLimitSeconds =
-      milp ? std::min(5.0, std::max(0.05, 0.1 * options.timeLimitSeconds))
-           : options.timeLimitSeconds;
-  llvm::Expected<RematResult> heuristic =
-      planRematHeuristic(graph, budget, heuristicOptions);
-  if (!milp) {
-    if (heuristic)
-      heuristic->method = "exact (the heuristic: too large for the MILP)";
-    return heuristic;
-  }
-  std::optional<RematResult> warm;
-  if (heuristic)
-    warm = std::move(*heuristic);
-  else
-    llvm::consumeError(heuristic.takeError());
+namespace {
 
-  std::vector<int64_t> argumentBytes;
-  std::vector<Unit> units = buildUnits(graph, options.device, argumentBytes);
-
-  // The objective in units that keep CBC's coefficients well scaled (it
-  // asserts on coefficients of 1e25 and more, and its tolerances are
-  // absolute): the costliest op costs 1000.
-  double maxCost = 0;
-  for (const Unit &unit : units)
-    maxCost = std::max(maxCost, unit.cost);
-  double scale = maxCost > 0 && std::isfinite(maxCost) ? 1000.0 / maxCost : 1;
-
-  // Columns.
+/// Checkmate's MILP for one graph and budget (the formulation in the file
+/// comment): its columns and rows as CBC loads them, and the column of each
+/// R[t][i] and S[t][i].
+struct CheckmateMilp {
   std::vector<double> colLower, colUpper, objective;
   std::vector<uint8_t> integer;
   std::vector<std::string> names;
-  auto addCol = [&](double lo, double hi, double obj, bool isInt,
-                    std::string name) {
+  std::vector<int> rowIndex, colIndex;
+  std::vector<double> values, rowLower, rowUpper;
+  /// R[t][i], S[t][i], U[t][k] as dense triangular index tables.
+  std::vector<std::vector<int>> R, S, U;
+
+  CheckmateMilp(const std::vector<Unit> &units,
+                const std::vector<int64_t> &argumentBytes, uint64_t budget,
+                double scale);
+
+  int addCol(double lo, double hi, double obj, bool isInt, std::string name) {
     colLower.push_back(lo);
     colUpper.push_back(hi);
     objective.push_back(obj);
     integer.push_back(isInt);
     names.push_back(std::move(name));
     return static_cast<int>(colLower.size()) - 1;
-  };
-  // R[t][i], S[t][i], U[t][k] as dense triangular index tables.
-  std::vector<std::vector<int>> R(n), S(n), U(n);
+  }
+  int addRow(std::initializer_list<std::pair<int, double>> terms, double lo,
+             double hi) {
+    int row = static_cast<int>(rowLower.size());
+    for (auto [col, coef] : terms)
+      addTerm(row, col, coef);
+    rowLower.push_back(lo);
+    rowUpper.push_back(hi);
+    return row;
+  }
+  void addTerm(int row, int col, double coef) {
+    rowIndex.push_back(row);
+    colIndex.push_back(col);
+    values.push_back(coef);
+  }
+
+  /// Whether `x` satisfies every bound and row and is integral where it
+  /// must be (within 1e-6).
+  bool isSolution(const double *x) const;
+
+  /// The MIP start of a plan: its R and S columns at 1.
+  std::vector<std::pair<std::string, double>> startOf(const Graph &graph,
+                                                      const Plan &plan) const;
+
+  /// The stages of a solution: the ops each stage computes and keeps.
+  void stagesOf(const double *x, std::vector<std::vector<int>> &computed,
+                std::vector<std::vector<uint8_t>> &keep) const;
+};
+
+/// What CBC found within the time limit.
+struct CbcOutcome {
+  /// Its best point, when it is a solution (CheckmateMilp::isSolution).
+  std::vector<double> solution;
+  bool provenOptimal = false;
+  bool provenInfeasible = false;
+  /// Its bound on the cost (not scaled).
+  double bound = 0;
+};
+
+} // namespace
+
+CheckmateMilp::CheckmateMilp(const std::vector<Unit> &units,
+                             const std::vector<int64_t> &argumentBytes,
+                             uint64_t budget, double scale) {
+  int n = static_cast<int>(units.size());
+  R.resize(n);
+  S.resize(n);
+  U.resize(n);
   for (int t = 0; t < n; ++t) {
     R[t].assign(t + 1, -1);
     S[t].assign(t, -1);
@@ -347,26 +368,6 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
       U[t][k] = addCol(0, 1, 0, false,
                        "U_" + std::to_string(t) + "_" + std::to_string(k));
   }
-  // Rows, as triplets.
-  std::vector<int> rowIndex, colIndex;
-  std::vector<double> values, rowLower, rowUpper;
-  auto addRow = [&](std::initializer_list<std::pair<int, double>> terms,
-                    double lo, double hi) {
-    int row = static_cast<int>(rowLower.size());
-    for (auto [col, coef] : terms) {
-      rowIndex.push_back(row);
-      colIndex.push_back(col);
-      values.push_back(coef);
-    }
-    rowLower.push_back(lo);
-    rowUpper.push_back(hi);
-    return row;
-  };
-  auto addTerm = [&](int row, int col, double coef) {
-    rowIndex.push_back(row);
-    colIndex.push_back(col);
-    values.push_back(coef);
-  };
   const double inf = COIN_DBL_MAX;
   auto scaled = [&](auto bytes) {
     return static_cast<double>(bytes) / static_cast<double>(budget);
@@ -426,22 +427,82 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
       addRow({{U[t][k], 1}, {R[t][k], scaled(units[k].transient)}}, -inf, cap);
     }
   }
+}
 
+bool CheckmateMilp::isSolution(const double *x) const {
+  constexpr double tolerance = 1e-6;
+  for (size_t c = 0; c < colLower.size(); ++c) {
+    if (x[c] < colLower[c] - tolerance || x[c] > colUpper[c] + tolerance)
+      return false;
+    if (integer[c] && std::abs(x[c] - std::round(x[c])) > tolerance)
+      return false;
+  }
+  std::vector<double> activity(rowLower.size(), 0.0);
+  for (size_t e = 0; e < values.size(); ++e)
+    activity[rowIndex[e]] += values[e] * x[colIndex[e]];
+  for (size_t r = 0; r < activity.size(); ++r)
+    if (activity[r] < rowLower[r] - tolerance ||
+        activity[r] > rowUpper[r] + tolerance)
+      return false;
+  return true;
+}
+
+std::vector<std::pair<std::string, double>>
+CheckmateMilp::startOf(const Graph &graph, const Plan &plan) const {
+  int n = static_cast<int>(R.size());
+  std::vector<std::vector<int>> computed;
+  std::vector<std::vector<uint8_t>> keep;
+  stagesOfPlan(graph, plan, computed, keep);
+  std::vector<std::pair<std::string, double>> start;
+  for (int t = 0; t < n; ++t) {
+    for (int i : computed[t])
+      start.push_back({names[R[t][i]], 1.0});
+    for (int i = 0; i < t; ++i)
+      if (keep[t][i])
+        start.push_back({names[S[t][i]], 1.0});
+  }
+  return start;
+}
+
+void CheckmateMilp::stagesOf(const double *x,
+                             std::vector<std::vector<int>> &computed,
+                             std::vector<std::vector<uint8_t>> &keep) const {
+  int n = static_cast<int>(R.size());
+  computed.assign(n, {});
+  keep.assign(n, std::vector<uint8_t>(n, 0));
+  for (int t = 0; t < n; ++t) {
+    for (int i = 0; i <= t; ++i)
+      if (x[R[t][i]] > 0.5)
+        computed[t].push_back(i);
+    for (int i = 0; i < t; ++i)
+      keep[t][i] = x[S[t][i]] > 0.5;
+  }
+}
+
+/// Solves `milp` with CBC, from the MIP start `warm` when there is one,
+/// within what is left of the time limit (`stopwatch` started with the
+/// planner).
+static CbcOutcome solveWithCbc(const CheckmateMilp &milp, const Graph &graph,
+                               const std::optional<RematResult> &warm,
+                               const RematOptions &options,
+                               const detail::Stopwatch &stopwatch,
+                               double scale) {
+  auto elapsed = [&] { return stopwatch.seconds(); };
   OsiClpSolverInterface solver;
-  CoinPackedMatrix matrix(/*colordered=*/false, rowIndex.data(),
-                          colIndex.data(), values.data(),
-                          static_cast<CoinBigIndex>(values.size()));
-  matrix.setDimensions(static_cast<int>(rowLower.size()),
-                       static_cast<int>(colLower.size()));
-  solver.loadProblem(matrix, colLower.data(), colUpper.data(), objective.data(),
-                     rowLower.data(), rowUpper.data());
-  for (size_t c = 0; c < integer.size(); ++c) {
-    if (integer[c])
+  CoinPackedMatrix matrix(/*colordered=*/false, milp.rowIndex.data(),
+                          milp.colIndex.data(), milp.values.data(),
+                          static_cast<CoinBigIndex>(milp.values.size()));
+  matrix.setDimensions(static_cast<int>(milp.rowLower.size()),
+                       static_cast<int>(milp.colLower.size()));
+  solver.loadProblem(matrix, milp.colLower.data(), milp.colUpper.data(),
+                     milp.objective.data(), milp.rowLower.data(),
+                     milp.rowUpper.data());
+  for (size_t c = 0; c < milp.integer.size(); ++c) {
+    if (milp.integer[c])
       solver.setInteger(static_cast<int>(c));
-    solver.setColName(static_cast<int>(c), names[c]);
+    solver.setColName(static_cast<int>(c), milp.names[c]);
   }
   solver.messageHandler()->setLogLevel(0);
-
   // The root LP is solved before CBC's limit applies: Clp gets the time
   // left too (wall clock, as every limit here).
   double remainingAtStart = 0.9 * options.timeLimitSeconds - elapsed();
@@ -454,18 +515,7 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
   ProgressHandler handler(&progress);
   model.passInEventHandler(&handler);
   if (warm) {
-    std::vector<std::vector<int>> computed;
-    std::vector<std::vector<uint8_t>> keep;
-    stagesOfPlan(graph, warm->plan, computed, keep);
-    std::vector<std::pair<std::string, double>> mipStart;
-    for (int t = 0; t < n; ++t) {
-      for (int i : computed[t])
-        mipStart.push_back({names[R[t][i]], 1.0});
-      for (int i = 0; i < t; ++i)
-        if (keep[t][i])
-          mipStart.push_back({names[S[t][i]], 1.0});
-    }
-    model.setMIPStart(mipStart);
+    model.setMIPStart(milp.startOf(graph, warm->plan));
     progress.incumbent = warm->computeCost * scale;
   }
   // CBC overruns its own limit by up to a fifth (its checks are between
@@ -491,54 +541,78 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
                           << model.getObjValue() << " bound " << bound
                           << " warm " << (warm ? warm->computeCost : -1.0)
                           << "\n");
-  const double *solution = model.bestSolution();
+  CbcOutcome outcome;
+  outcome.bound = bound;
+  outcome.provenInfeasible = model.isProvenInfeasible();
   // Stopped by the event handler between finding a point and checking it,
   // CBC can hand back one that is not a solution (rows violated by 0.9,
   // binaries at 0.22: seen on a 21-op graph stopped at 0.2 s). Only a point
-  // that satisfies every row and is integral is decoded; otherwise the MIP
-  // start stands. A point that passes and still decodes to a plan over the
-  // budget is a fault of the formulation, reported below.
-  auto isSolution = [&](const double *x) {
-    constexpr double tolerance = 1e-6;
-    for (size_t c = 0; c < colLower.size(); ++c) {
-      if (x[c] < colLower[c] - tolerance || x[c] > colUpper[c] + tolerance)
-        return false;
-      if (integer[c] && std::abs(x[c] - std::round(x[c])) > tolerance)
-        return false;
+  // that satisfies every row and is integral is kept; otherwise the MIP
+  // start stands.
+  if (const double *point = model.bestSolution()) {
+    if (milp.isSolution(point)) {
+      outcome.solution.assign(point, point + milp.colLower.size());
+      outcome.provenOptimal = model.isProvenOptimal();
+    } else {
+      LLVM_DEBUG(llvm::dbgs() << "cbc: its best point is not a solution; "
+                                 "keeping the MIP start\n");
     }
-    std::vector<double> activity(rowLower.size(), 0.0);
-    for (size_t e = 0; e < values.size(); ++e)
-      activity[rowIndex[e]] += values[e] * x[colIndex[e]];
-    for (size_t r = 0; r < activity.size(); ++r)
-      if (activity[r] < rowLower[r] - tolerance ||
-          activity[r] > rowUpper[r] + tolerance)
-        return false;
-    return true;
-  };
-  if (solution && !isSolution(solution)) {
-    LLVM_DEBUG(llvm::dbgs() << "cbc: its best point is not a solution; "
-                               "keeping the MIP start\n");
-    solution = nullptr;
   }
-  bool proven = solution && model.isProvenOptimal();
+  return outcome;
+}
+
+llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
+                                                uint64_t budget,
+                                                const RematOptions &options) {
+  detail::Stopwatch stopwatch;
+  // The heuristic first: the MIP start, and the answer for graphs too large
+  // for the MILP.
+  RematOptions heuristicOptions = options;
+  int n = static_cast<int>(graph.numOps());
+  bool milp = n <= static_cast<int>(kExactMaxOps);
+  heuristicOptions.timeLimitSeconds =
+      milp ? std::min(5.0, std::max(0.05, 0.1 * options.timeLimitSeconds))
+           : options.timeLimitSeconds;
+  llvm::Expected<RematResult> heuristic =
+      planRematHeuristic(graph, budget, heuristicOptions);
+  if (!milp) {
+    if (heuristic)
+      heuristic->method = "exact (the heuristic: too large for the MILP)";
+    return heuristic;
+  }
+  std::optional<RematResult> warm;
+  if (heuristic)
+    warm = std::move(*heuristic);
+  else
+    llvm::consumeError(heuristic.takeError());
+
+  std::vector<int64_t> argumentBytes;
+  std::vector<Unit> units = buildUnits(graph, options.device, argumentBytes);
+  // The objective in units that keep CBC's coefficients well scaled (it
+  // asserts on coefficients of 1e25 and more, and its tolerances are
+  // absolute): the costliest op costs 1000.
+  double maxCost = 0;
+  for (const Unit &unit : units)
+    maxCost = std::max(maxCost, unit.cost);
+  double scale = maxCost > 0 && std::isfinite(maxCost) ? 1000.0 / maxCost : 1;
+
+  CheckmateMilp model(units, argumentBytes, budget, scale);
+  CbcOutcome outcome =
+      solveWithCbc(model, graph, warm, options, stopwatch, scale);
+
   std::optional<RematResult> exact;
-  if (solution) {
-    std::vector<std::vector<int>> computed(n);
-    std::vector<std::vector<uint8_t>> keep(n, std::vector<uint8_t>(n, 0));
-    for (int t = 0; t < n; ++t) {
-      for (int i = 0; i <= t; ++i)
-        if (solution[R[t][i]] > 0.5)
-          computed[t].push_back(i);
-      for (int i = 0; i < t; ++i)
-        keep[t][i] = solution[S[t][i]] > 0.5;
-    }
+  if (!outcome.solution.empty()) {
+    std::vector<std::vector<int>> computed;
+    std::vector<std::vector<uint8_t>> keep;
+    model.stagesOf(outcome.solution.data(), computed, keep);
+    // A solution that decodes to a plan over the budget is a fault of the
+    // formulation: reported, not hidden behind the MIP start.
     llvm::Expected<RematResult> result =
         detail::finishPlan(graph, emitStages(graph, units, computed, keep),
                            budget, options.device, "exact");
-    if (result)
-      exact = std::move(*result);
-    else
+    if (!result)
       return result.takeError();
+    exact = std::move(*result);
   }
   std::optional<RematResult> best;
   if (exact && (!warm || exact->computeCost <= warm->computeCost + 1e-9))
@@ -546,7 +620,7 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
   else if (warm)
     best = std::move(warm);
   if (!best) {
-    if (model.isProvenInfeasible())
+    if (outcome.provenInfeasible)
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
           llvm::formatv("no plan fits {0} bytes: the MILP is infeasible "
@@ -560,11 +634,12 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
   }
   best->method = "exact";
   double lowerBound =
-      proven ? best->computeCost
-             : std::max(bound, scheduleCost(graph, options.device));
+      outcome.provenOptimal
+          ? best->computeCost
+          : std::max(outcome.bound, scheduleCost(graph, options.device));
   best->lowerBound = std::min(lowerBound, best->computeCost);
-  best->optimal =
-      proven || best->computeCost <= *best->lowerBound * (1 + 1e-9) + 1e-9;
+  best->optimal = outcome.provenOptimal ||
+                  best->computeCost <= *best->lowerBound * (1 + 1e-9) + 1e-9;
   return std::move(*best);
 }
 
