@@ -324,14 +324,296 @@ static SwapPlan buildPlan(const Planner &planner,
   return plan;
 }
 
+/// Why no offloading plan fits: the op (or the entry) at which the
+/// smallest feasible budget `smallest` binds, and what it holds there.
+static void describeInfeasible(const Graph &graph, uint64_t smallest,
+                               OpIndex smallestAt, Infeasible &infeasible) {
+  infeasible.smallestBudget = smallest;
+  infeasible.op = smallestAt;
+  if (smallestAt == kEntry) {
+    infeasible.reason = llvm::formatv("the function's arguments are on "
+                                      "the device when it starts: {0}",
+                                      formatBytes(smallest))
+                            .str();
+  } else {
+    const Op &op = graph.op(smallestAt);
+    int64_t signedBytes = op.transientBytes;
+    for (TensorIndex t : llvm::concat<const TensorIndex>(op.inputs, op.outputs))
+      if (graph.tensor(t).space == MemorySpace::Device)
+        signedBytes += graph.tensor(t).bytes;
+    uint64_t opBytes = static_cast<uint64_t>(std::max<int64_t>(signedBytes, 0));
+    // The last op without results: the function's return.
+    bool returns = smallestAt + 1 == static_cast<OpIndex>(graph.numOps()) &&
+                   op.outputs.empty() && !op.inputs.empty();
+    infeasible.reason =
+        returns
+            ? llvm::formatv("the values it returns stay on the device "
+                            "and need {0}",
+                            formatBytes(opBytes))
+                  .str()
+            : llvm::formatv("its operands, results and temporaries need {0}",
+                            formatBytes(opBytes))
+                  .str();
+    if (smallest > opBytes)
+      infeasible.reason +=
+          llvm::formatv(" and {0} of other tensors live across it cannot "
+                        "be offloaded",
+                        formatBytes(smallest - opBytes))
+              .str();
+  }
+}
+
+namespace {
+
+/// The offloading search of planSwaps on one graph and budget: the gaps of
+/// the planner, the device bytes at every position with the active offloads
+/// applied, and the steps that change them.
+class OffloadSearch {
+public:
+  OffloadSearch(const Graph &graph, const DeviceSpec &device,
+                const SwapOptions &options, std::vector<int64_t> during,
+                int64_t limit)
+      : graph(graph), device(device), options(options),
+        planner(graph, device, options), gaps(planner.gaps),
+        memory(std::move(during)), limit(limit) {}
+
+  /// 2. Greedy on the peak: while some position is over the limit, offload
+  /// the gap around it (or widen an active one) with the least stall and
+  /// transfer per byte of relief.
+  llvm::Error coverPeaks() {
+    while (true) {
+      auto [peak, at] = memory.top();
+      if (peak <= limit)
+        break;
+      OpIndex p = static_cast<OpIndex>(at);
+      int64_t excess = peak - limit;
+      double bestScore = std::numeric_limits<double>::infinity();
+      int64_t bestBytes = 0;
+      size_t best = gaps.size();
+      Position bestR = 0;
+      OpIndex bestS = 0;
+      // Gaps are sorted by a; those around p have a < p.
+      size_t end = std::lower_bound(gaps.begin(), gaps.end(), p,
+                                    [](const Gap &gap, OpIndex value) {
+                                      return gap.a < value;
+                                    }) -
+                   gaps.begin();
+      for (size_t g = 0; g < end; ++g) {
+        const Gap &gap = gaps[g];
+        if (gap.b <= p || (gap.active && gap.r < p && p < gap.s))
+          continue;
+        bool reuse = !gap.active && planner.canReuse(g);
+        Position r =
+            reuse ? gap.a
+                  : std::min<Position>(planner.hidingRelease(gap), p - 1);
+        OpIndex s = std::max<OpIndex>(planner.hidingPrefetch(gap), p + 1);
+        double stall =
+            planner.releaseStall(gap, r, reuse) + planner.prefetchStall(gap, s);
+        double transfer = (reuse ? 0 : gap.d2h) + gap.h2d;
+        if (gap.active) {
+          r = std::min(r, gap.r);
+          s = std::max(s, gap.s);
+          stall = planner.releaseStall(gap, r, gap.reuse) +
+                  planner.prefetchStall(gap, s) -
+                  planner.releaseStall(gap, gap.r, gap.reuse) -
+                  planner.prefetchStall(gap, gap.s);
+          transfer = 0;
+        }
+        double relief = static_cast<double>(std::min(gap.bytes, excess));
+        double score = (stall + transferPrice * transfer) / relief;
+        if (score < bestScore ||
+            (score == bestScore && gap.bytes > bestBytes)) {
+          bestScore = score;
+          bestBytes = gap.bytes;
+          best = g;
+          bestR = r;
+          bestS = s;
+        }
+      }
+      if (best == gaps.size())
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            llvm::formatv(
+                "internal error: no tensor can be offloaded around op "
+                "{0}",
+                p)
+                .str());
+      if (!gaps[best].active)
+        gaps[best].reuse = planner.canReuse(best);
+      setWindow(best, bestR, bestS);
+    }
+
+    return llvm::Error::success();
+  }
+
+  /// 3a. Drops offloads the budget no longer needs, costliest first.
+  void dropUnneeded() {
+    std::vector<size_t> active;
+    for (size_t g = 0; g < gaps.size(); ++g)
+      if (gaps[g].active)
+        active.push_back(g);
+    auto totalCost = [&](size_t g) {
+      const Gap &gap = gaps[g];
+      return planner.releaseStall(gap, gap.r, gap.reuse) +
+             planner.prefetchStall(gap, gap.s) +
+             transferPrice * ((gap.reuse ? 0 : gap.d2h) + gap.h2d);
+    };
+    std::sort(active.begin(), active.end(),
+              [&](size_t x, size_t y) { return totalCost(x) > totalCost(y); });
+    for (size_t g : active) {
+      Gap &gap = gaps[g];
+      if (memory.query(gap.r + 1, gap.s - 1).first + gap.bytes <= limit)
+        deactivate(g);
+    }
+  }
+
+  /// 3b. Host-copy reuse, in order of the gaps of each tensor: a later
+  /// offload of an unchanged value needs no copy-out and releases at its
+  /// last use.
+  void reuseHostCopies() {
+    for (auto &[t, list] : planner.gapsOfTensor) {
+      int previousValue = -1;
+      bool havePrevious = false;
+      for (size_t g : list) {
+        Gap &gap = gaps[g];
+        if (!gap.active)
+          continue;
+        bool reuse = graph.tensor(t).hostBacked ||
+                     (havePrevious && previousValue == gap.valueId &&
+                      (!options.canReuseAfter ||
+                       options.canReuseAfter(gap.tensor, gap.a)));
+        if (reuse && !gap.reuse) {
+          gap.reuse = true;
+          memory.add(gap.a + 1, gap.r, -gap.bytes);
+          gap.r = gap.a;
+        } else if (!reuse && gap.reuse) {
+          // Its predecessor was dropped: it needs its own copy-out again, and
+          // releasing at the same point makes that copy synchronous (the
+          // refinement below may release later).
+          gap.reuse = false;
+        }
+        havePrevious = true;
+        previousValue = gap.valueId;
+      }
+    }
+  }
+
+  /// 3c. Refines the windows by simulation: a consumer that waits for its
+  /// copy-in gets an earlier prefetch, a wait that stalls a later release,
+  /// as far as the limit allows.
+  void refineBySimulation() {
+    for (int round = 0; round < 8; ++round) {
+      std::vector<size_t> order = activeOrder();
+      SwapPlan plan = buildPlan(planner, order);
+      SwappedGraph swapped = applySwapPlan(graph, plan);
+      Timeline tl = simulate(swapped.graph, device);
+      // The index in `swapped` of every original op.
+      std::vector<OpIndex> swappedIndex(graph.numOps(), 0);
+      for (size_t i = 0; i < swapped.originalOp.size(); ++i)
+        if (swapped.originalOp[i] >= 0)
+          swappedIndex[swapped.originalOp[i]] = static_cast<OpIndex>(i);
+      bool changed = false;
+      for (size_t k = 0; k < order.size(); ++k) {
+        Gap &gap = gaps[order[k]];
+        const SwappedGraph::DecisionOps &ops = swapped.decisionOps[k];
+        // A consumer waiting for the copy-in: prefetch earlier.
+        OpIndex consumer = swappedIndex[gap.b];
+        double computeReady = consumer > 0 ? tl.end[consumer - 1] : 0;
+        for (OpIndex j = consumer - 1; j >= 0; --j)
+          if (swapped.graph.op(j).kind == OpKind::Compute) {
+            computeReady = tl.end[j];
+            break;
+          }
+        double inStall = tl.end[ops.swapIn] - computeReady;
+        if (inStall > 1e-12 && options.swapinAhead < 0) {
+          OpIndex s = gap.s;
+          double gained = 0;
+          while (s - 1 > gap.r && gained < inStall &&
+                 memory.get(s - 1) + gap.bytes <= limit) {
+            --s;
+            gained += planner.compute(s, s + 1);
+            memory.add(s, s, gap.bytes);
+          }
+          if (s != gap.s) {
+            gap.s = s;
+            changed = true;
+          }
+        }
+        // A wait that stalls: release later.
+        if (ops.wait >= 0) {
+          double waitStall = tl.end[ops.wait] - tl.start[ops.wait];
+          if (waitStall > 1e-12) {
+            Position r = gap.r;
+            double gained = 0;
+            while (r + 1 < gap.s - 1 && gained < waitStall &&
+                   memory.get(r + 1) + gap.bytes <= limit) {
+              ++r;
+              gained += planner.compute(r, r + 1);
+              memory.add(r, r, gap.bytes);
+            }
+            if (r != gap.r) {
+              gap.r = r;
+              changed = true;
+            }
+          }
+        }
+      }
+      if (!changed)
+        break;
+    }
+  }
+
+  /// The active offloads, in the planner's order of gaps.
+  std::vector<size_t> activeOrder() const {
+    std::vector<size_t> order;
+    for (size_t g = 0; g < gaps.size(); ++g)
+      if (gaps[g].active)
+        order.push_back(g);
+    return order;
+  }
+
+  const Planner &getPlanner() const { return planner; }
+
+private:
+  /// Applies a new (r, s) to gap g, updating memory over what changes.
+  void setWindow(size_t g, Position r, OpIndex s) {
+    Gap &gap = gaps[g];
+    if (gap.active)
+      memory.add(gap.r + 1, gap.s - 1, gap.bytes);
+    gap.active = true;
+    gap.r = r;
+    gap.s = s;
+    memory.add(r + 1, s - 1, -gap.bytes);
+  }
+  void deactivate(size_t g) {
+    Gap &gap = gaps[g];
+    if (!gap.active)
+      return;
+    memory.add(gap.r + 1, gap.s - 1, gap.bytes);
+    gap.active = false;
+  }
+
+  /// The price of a byte moved, against a second of stall.
+  static constexpr double transferPrice = 0.1;
+
+  const Graph &graph;
+  const DeviceSpec &device;
+  const SwapOptions &options;
+  Planner planner;
+  std::vector<Gap> &gaps;
+  SegmentTree memory;
+  int64_t limit;
+};
+
+} // namespace
+
 llvm::Expected<SwapResult>
 lms::planSwaps(const Graph &graph, const DeviceSpec &device, uint64_t budget,
                const SwapOptions &options, Infeasible *infeasible) {
   SwapResult result;
   std::vector<int64_t> during = opMemory(graph);
   int64_t limit = static_cast<int64_t>(budget);
-  SegmentTree memory(during);
-  if (graph.numOps() == 0 || memory.top().first <= limit) {
+  if (graph.numOps() == 0 || SegmentTree(during).top().first <= limit) {
     MemoryProfile profile = evaluateSchedule(graph);
     result.peakBytes = profile.peakBytes;
     result.hostPeakBytes = profile.hostPeakBytes;
@@ -341,43 +623,8 @@ lms::planSwaps(const Graph &graph, const DeviceSpec &device, uint64_t budget,
 
   auto [smallest, smallestAt] = smallestSwapPeak(graph, options);
   if (smallest > budget) {
-    if (infeasible) {
-      infeasible->smallestBudget = smallest;
-      infeasible->op = smallestAt;
-      if (smallestAt == kEntry) {
-        infeasible->reason = llvm::formatv("the function's arguments are on "
-                                           "the device when it starts: {0}",
-                                           formatBytes(smallest))
-                                 .str();
-      } else {
-        const Op &op = graph.op(smallestAt);
-        int64_t signedBytes = op.transientBytes;
-        for (TensorIndex t :
-             llvm::concat<const TensorIndex>(op.inputs, op.outputs))
-          if (graph.tensor(t).space == MemorySpace::Device)
-            signedBytes += graph.tensor(t).bytes;
-        uint64_t opBytes =
-            static_cast<uint64_t>(std::max<int64_t>(signedBytes, 0));
-        // The last op without results: the function's return.
-        bool returns = smallestAt + 1 == static_cast<OpIndex>(graph.numOps()) &&
-                       op.outputs.empty() && !op.inputs.empty();
-        infeasible->reason =
-            returns ? llvm::formatv("the values it returns stay on the device "
-                                    "and need {0}",
-                                    formatBytes(opBytes))
-                          .str()
-                    : llvm::formatv(
-                          "its operands, results and temporaries need {0}",
-                          formatBytes(opBytes))
-                          .str();
-        if (smallest > opBytes)
-          infeasible->reason +=
-              llvm::formatv(" and {0} of other tensors live across it cannot "
-                            "be offloaded",
-                            formatBytes(smallest - opBytes))
-                  .str();
-      }
-    }
+    if (infeasible)
+      describeInfeasible(graph, smallest, smallestAt, *infeasible);
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         llvm::formatv("budget {0} is below the smallest feasible budget {1}",
@@ -385,206 +632,14 @@ lms::planSwaps(const Graph &graph, const DeviceSpec &device, uint64_t budget,
             .str());
   }
 
-  Planner planner(graph, device, options);
-  std::vector<Gap> &gaps = planner.gaps;
-  const double transferPrice = 0.1;
+  OffloadSearch search(graph, device, options, std::move(during), limit);
+  if (llvm::Error error = search.coverPeaks())
+    return std::move(error);
+  search.dropUnneeded();
+  search.reuseHostCopies();
+  search.refineBySimulation();
 
-  // Applies a new (r, s) to gap g, updating memory over what changes.
-  auto setWindow = [&](size_t g, Position r, OpIndex s) {
-    Gap &gap = gaps[g];
-    if (gap.active) {
-      memory.add(gap.r + 1, gap.s - 1, gap.bytes);
-    }
-    gap.active = true;
-    gap.r = r;
-    gap.s = s;
-    memory.add(r + 1, s - 1, -gap.bytes);
-  };
-  auto deactivate = [&](size_t g) {
-    Gap &gap = gaps[g];
-    if (!gap.active)
-      return;
-    memory.add(gap.r + 1, gap.s - 1, gap.bytes);
-    gap.active = false;
-  };
-
-  // 2. Greedy on the peak.
-  while (true) {
-    auto [peak, at] = memory.top();
-    if (peak <= limit)
-      break;
-    OpIndex p = static_cast<OpIndex>(at);
-    int64_t excess = peak - limit;
-    double bestScore = std::numeric_limits<double>::infinity();
-    int64_t bestBytes = 0;
-    size_t best = gaps.size();
-    Position bestR = 0;
-    OpIndex bestS = 0;
-    // Gaps are sorted by a; those around p have a < p.
-    size_t end = std::lower_bound(gaps.begin(), gaps.end(), p,
-                                  [](const Gap &gap, OpIndex value) {
-                                    return gap.a < value;
-                                  }) -
-                 gaps.begin();
-    for (size_t g = 0; g < end; ++g) {
-      const Gap &gap = gaps[g];
-      if (gap.b <= p || (gap.active && gap.r < p && p < gap.s))
-        continue;
-      bool reuse = !gap.active && planner.canReuse(g);
-      Position r =
-          reuse ? gap.a : std::min<Position>(planner.hidingRelease(gap), p - 1);
-      OpIndex s = std::max<OpIndex>(planner.hidingPrefetch(gap), p + 1);
-      double stall =
-          planner.releaseStall(gap, r, reuse) + planner.prefetchStall(gap, s);
-      double transfer = (reuse ? 0 : gap.d2h) + gap.h2d;
-      if (gap.active) {
-        r = std::min(r, gap.r);
-        s = std::max(s, gap.s);
-        stall = planner.releaseStall(gap, r, gap.reuse) +
-                planner.prefetchStall(gap, s) -
-                planner.releaseStall(gap, gap.r, gap.reuse) -
-                planner.prefetchStall(gap, gap.s);
-        transfer = 0;
-      }
-      double relief = static_cast<double>(std::min(gap.bytes, excess));
-      double score = (stall + transferPrice * transfer) / relief;
-      if (score < bestScore || (score == bestScore && gap.bytes > bestBytes)) {
-        bestScore = score;
-        bestBytes = gap.bytes;
-        best = g;
-        bestR = r;
-        bestS = s;
-      }
-    }
-    if (best == gaps.size())
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          llvm::formatv("internal error: no tensor can be offloaded around op "
-                        "{0}",
-                        p)
-              .str());
-    if (!gaps[best].active)
-      gaps[best].reuse = planner.canReuse(best);
-    setWindow(best, bestR, bestS);
-  }
-
-  // 3a. Drop offloads the budget no longer needs, costliest first.
-  std::vector<size_t> active;
-  for (size_t g = 0; g < gaps.size(); ++g)
-    if (gaps[g].active)
-      active.push_back(g);
-  auto totalCost = [&](size_t g) {
-    const Gap &gap = gaps[g];
-    return planner.releaseStall(gap, gap.r, gap.reuse) +
-           planner.prefetchStall(gap, gap.s) +
-           transferPrice * ((gap.reuse ? 0 : gap.d2h) + gap.h2d);
-  };
-  std::sort(active.begin(), active.end(),
-            [&](size_t x, size_t y) { return totalCost(x) > totalCost(y); });
-  for (size_t g : active) {
-    Gap &gap = gaps[g];
-    if (memory.query(gap.r + 1, gap.s - 1).first + gap.bytes <= limit)
-      deactivate(g);
-  }
-
-  // 3b. Host-copy reuse, in order of the gaps of each tensor: a later offload
-  // of an unchanged value needs no copy-out and releases at its last use.
-  for (auto &[t, list] : planner.gapsOfTensor) {
-    int previousValue = -1;
-    bool havePrevious = false;
-    for (size_t g : list) {
-      Gap &gap = gaps[g];
-      if (!gap.active)
-        continue;
-      bool reuse = graph.tensor(t).hostBacked ||
-                   (havePrevious && previousValue == gap.valueId &&
-                    (!options.canReuseAfter ||
-                     options.canReuseAfter(gap.tensor, gap.a)));
-      if (reuse && !gap.reuse) {
-        gap.reuse = true;
-        memory.add(gap.a + 1, gap.r, -gap.bytes);
-        gap.r = gap.a;
-      } else if (!reuse && gap.reuse) {
-        // Its predecessor was dropped: it needs its own copy-out again, and
-        // releasing at the same point makes that copy synchronous (the
-        // refinement below may release later).
-        gap.reuse = false;
-      }
-      havePrevious = true;
-      previousValue = gap.valueId;
-    }
-  }
-
-  auto activeOrder = [&] {
-    std::vector<size_t> order;
-    for (size_t g = 0; g < gaps.size(); ++g)
-      if (gaps[g].active)
-        order.push_back(g);
-    return order;
-  };
-
-  // 3c. Refine by simulation.
-  for (int round = 0; round < 8; ++round) {
-    std::vector<size_t> order = activeOrder();
-    SwapPlan plan = buildPlan(planner, order);
-    SwappedGraph swapped = applySwapPlan(graph, plan);
-    Timeline tl = simulate(swapped.graph, device);
-    // The index in `swapped` of every original op.
-    std::vector<OpIndex> swappedIndex(graph.numOps(), 0);
-    for (size_t i = 0; i < swapped.originalOp.size(); ++i)
-      if (swapped.originalOp[i] >= 0)
-        swappedIndex[swapped.originalOp[i]] = static_cast<OpIndex>(i);
-    bool changed = false;
-    for (size_t k = 0; k < order.size(); ++k) {
-      Gap &gap = gaps[order[k]];
-      const SwappedGraph::DecisionOps &ops = swapped.decisionOps[k];
-      // A consumer waiting for the copy-in: prefetch earlier.
-      OpIndex consumer = swappedIndex[gap.b];
-      double computeReady = consumer > 0 ? tl.end[consumer - 1] : 0;
-      for (OpIndex j = consumer - 1; j >= 0; --j)
-        if (swapped.graph.op(j).kind == OpKind::Compute) {
-          computeReady = tl.end[j];
-          break;
-        }
-      double inStall = tl.end[ops.swapIn] - computeReady;
-      if (inStall > 1e-12 && options.swapinAhead < 0) {
-        OpIndex s = gap.s;
-        double gained = 0;
-        while (s - 1 > gap.r && gained < inStall &&
-               memory.get(s - 1) + gap.bytes <= limit) {
-          --s;
-          gained += planner.compute(s, s + 1);
-          memory.add(s, s, gap.bytes);
-        }
-        if (s != gap.s) {
-          gap.s = s;
-          changed = true;
-        }
-      }
-      // A wait that stalls: release later.
-      if (ops.wait >= 0) {
-        double waitStall = tl.end[ops.wait] - tl.start[ops.wait];
-        if (waitStall > 1e-12) {
-          Position r = gap.r;
-          double gained = 0;
-          while (r + 1 < gap.s - 1 && gained < waitStall &&
-                 memory.get(r + 1) + gap.bytes <= limit) {
-            ++r;
-            gained += planner.compute(r, r + 1);
-            memory.add(r, r, gap.bytes);
-          }
-          if (r != gap.r) {
-            gap.r = r;
-            changed = true;
-          }
-        }
-      }
-    }
-    if (!changed)
-      break;
-  }
-
-  result.plan = buildPlan(planner, activeOrder());
+  result.plan = buildPlan(search.getPlanner(), search.activeOrder());
   SwappedGraph swapped = applySwapPlan(graph, result.plan);
   MemoryProfile profile = evaluateSchedule(swapped.graph);
   result.peakBytes = profile.peakBytes;
