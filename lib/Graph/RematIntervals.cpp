@@ -281,17 +281,10 @@ public:
   /// Splits intervals until every stage fits. `noise` randomizes the scores.
   bool repair(std::mt19937_64 *rng, double noise, size_t maxSplits,
               const std::function<bool()> &expired) {
-    std::normal_distribution<double> gauss(0.0, 1.0);
     tabu.assign(items.size(), {});
+    gauss.reset();
     for (size_t round = 0; round < maxSplits; ++round) {
-      refresh();
-      int worst = -1;
-      if (order == Order::First) {
-        worst = s.memory.firstAbove(budget);
-      } else {
-        auto [at, top] = s.memory.argmax();
-        worst = top > budget ? at : -1;
-      }
+      int worst = worstStage();
       if (worst < 0)
         return true;
       // The clock before every split (a plan that fits is returned
@@ -302,197 +295,248 @@ public:
         failure = "the time limit ran out before the plan fit";
         return false;
       }
-      int bestItem = -1, bestA = 0, bestR = 0;
-      int skippedForLoss = 0, usedThere = 0, carried = 0;
-      // Candidates by score (excess = score), for batching on large graphs.
-      std::vector<Fallback> ranked;
-      bool batch = numStages > kBatchAbove;
-      std::vector<Fallback> fallback;
-      double bestScore = std::numeric_limits<double>::infinity();
-      // The tensors carried across the stage; on large graphs a random
-      // sample of them is scored.
-      std::vector<int> &carriedItems = carriedScratch;
-      carriedAt(worst, carriedItems, batch ? kSample : 0);
-      if (batch && carriedItems.size() > kSample) {
-        std::mt19937_64 &sampler = rng ? *rng : sampleRng;
-        for (size_t i = 0; i < kSample; ++i)
-          std::swap(carriedItems[i],
-                    carriedItems[i + sampler() % (carriedItems.size() - i)]);
-        carriedItems.resize(kSample);
-      }
-      for (int p : carriedItems) {
-        const Item &item = items[p];
-        int k = covering(p, worst);
-        const Interval &in = s.iv[p][k];
-        const std::vector<int> &u = s.uses[p];
-        // The uses around `worst` inside the interval.
-        auto next = std::upper_bound(u.begin(), u.end(), worst);
-        if (next == u.end() || *next > in.end)
+      Scan scan = scanCarried(worst, rng, noise);
+      if (scan.bestItem < 0) {
+        if (unstick(worst, scan))
           continue;
-        auto prev = std::lower_bound(u.begin(), u.end(), worst);
-        ++carried;
-        if (prev != u.end() && *prev == worst) {
-          ++usedThere;
-          continue; // used at the worst stage itself
-        }
-        int a = in.start;
-        if (prev != u.begin() && *std::prev(prev) >= in.start)
-          a = *std::prev(prev);
-        int b = *next;
-        // The overflow removed, counted over a window around the stage
-        // (gaps can span the whole graph).
-        double benefit = 0;
-        for (int st = std::max(a + 1, worst - kWindow),
-                 last = std::min(b, worst + kWindow + 1);
-             st < last; ++st) {
-          int64_t m = s.cov[st] + s.extra[st] - budget;
-          if (m > 0)
-            benefit += static_cast<double>(
-                std::min<int64_t>(m, static_cast<int64_t>(item.mem)));
-        }
-        if (benefit <= 0)
-          continue;
-        // Recompute at the next use, or earlier where the stages before it
-        // have room (away from a crowded stage).
-        int early = b;
-        while (early - 1 > worst && b - early < kWindow &&
-               s.cov[early - 1] + s.extra[early - 1] +
-                       static_cast<int64_t>(item.mem) <=
-                   budget)
-          --early;
-        bool tabuAtB = isTabu(static_cast<int>(p), b);
-        int candidatesR[3] = {b, early, worst + 1};
-        for (int ri = 0; ri < 3; ++ri) {
-          int r = candidatesR[ri];
-          if (r == b && tabuAtB)
-            continue;
-          if ((ri == 1 && r == b) || (ri == 2 && (r == b || r == early)))
-            continue; // evaluated already
-          double lost = 0;
-          for (int st = r; st < b && st < r + kWindow; ++st) {
-            int64_t m = s.cov[st] + s.extra[st] - budget;
-            if (m > 0)
-              lost += static_cast<double>(
-                  std::min<int64_t>(m, static_cast<int64_t>(item.mem)));
-          }
-          if (benefit - lost <= 0)
-            continue;
-          ++epoch;
-          estimatedBytes = 0;
-          // No candidate costlier than the best score allows matters.
-          estimateCap =
-              std::isinf(bestScore) ? bestScore : bestScore * benefit * 4;
-          double cost = estimate(static_cast<int>(p), r, 0);
-          if (cost > estimateCap)
-            continue;
-          // The recomputed inputs crowd stage r (p itself is counted above
-          // or was resident there anyway).
-          estimatedBytes -= item.mem;
-          int64_t before = s.cov[r] + s.extra[r] - budget;
-          int64_t after = before + static_cast<int64_t>(estimatedBytes);
-          lost += static_cast<double>(std::max<int64_t>(after, 0) -
-                                      std::max<int64_t>(before, 0));
-          if (benefit - lost <= 0) {
-            LLVM_DEBUG(llvm::dbgs()
-                       << "  candidate " << items[p].pos << " mem " << item.mem
-                       << " a " << a << " b " << b << " r " << r << " benefit "
-                       << benefit << " lost " << lost << " est "
-                       << estimatedBytes << " cost " << cost << "\n");
-            ++skippedForLoss;
-            fallback.push_back({lost - benefit, static_cast<int>(p), a, r});
-            continue;
-          }
-          double score = (cost + 1e-9) / (benefit - lost);
-          if (rng && noise > 0)
-            score *= std::exp(noise * gauss(*rng));
-          if (batch)
-            ranked.push_back({score, static_cast<int>(p), a, r});
-          if (score < bestScore) {
-            bestScore = score;
-            bestItem = static_cast<int>(p);
-            bestA = a;
-            bestR = r;
-          }
-        }
-      }
-      if (bestItem < 0) {
-        // Stuck: the stage is crowded by its own recomputations. Undo them
-        // and forbid recomputing those tensors at this stage again (they
-        // will be kept, or recomputed earlier).
-        bool undone = false;
-        for (size_t p = 0; p < items.size(); ++p)
-          for (size_t k = 1; k < s.iv[p].size(); ++k)
-            if (s.iv[p][k].start == worst &&
-                !isTabu(static_cast<int>(p), worst)) {
-              tabu[p].push_back(worst);
-              merge(static_cast<int>(p), static_cast<int>(k));
-              undone = true;
-              break;
-            }
-        if (undone)
-          continue;
-        // Every split looks worse than it gains by the estimates, which
-        // count a recomputation's inputs as resident all at once. Measure
-        // the few least bad ones exactly: the one that lowers the total
-        // overflow most goes ahead.
-        if (tryFallback(fallback))
-          continue;
-        LLVM_DEBUG({
-          llvm::dbgs() << "stuck at " << worst << " cov " << s.cov[worst]
-                       << " extra " << s.extra[worst] << " carried " << carried
-                       << " used " << usedThere << " loss " << skippedForLoss
-                       << " at:";
-          for (int p : s.at[worst])
-            llvm::dbgs() << " " << items[p].pos << "(" << items[p].mem << ",k"
-                         << s.iv[p].size() << ")";
-          llvm::dbgs() << "\n";
-        });
-        failureOp = worst;
-        failure = llvm::formatv(
-            "stage {0} ('{1}') needs {2} bytes, over the budget of {3}, and "
-            "no tensor carried across it can be freed there",
-            worst, graph.op(worst).name, s.cov[worst] + s.extra[worst], budget);
         return false;
       }
-      split(bestItem, bestA, bestR);
-      if (!batch)
-        continue;
-      // Large graphs: the next best candidates of this scan go ahead too,
-      // while the stage is still over (each checked against the plan as it
-      // is now), instead of one scan of every tensor per split.
-      std::sort(ranked.begin(), ranked.end(),
-                [](const Fallback &x, const Fallback &y) {
-                  return x.excess < y.excess;
-                });
-      int applied = 0;
-      for (const Fallback &c : ranked) {
-        if (applied >= 63)
-          break;
-        refresh();
-        if (s.memory.max(worst, worst) <= budget)
-          break;
-        if (c.item == bestItem)
-          continue;
-        int k = covering(c.item, worst);
-        if (k < 0 || s.iv[c.item][k].start >= worst)
-          continue;
-        const std::vector<int> &u = s.uses[c.item];
-        auto next = std::upper_bound(u.begin(), u.end(), worst);
-        auto prev = std::lower_bound(u.begin(), u.end(), worst);
-        if (next == u.end() || *next > s.iv[c.item][k].end ||
-            (prev != u.end() && *prev == worst))
-          continue;
-        int a = s.iv[c.item][k].start;
-        if (prev != u.begin() && *std::prev(prev) >= a)
-          a = *std::prev(prev);
-        if (a != c.a || c.r > *next || isTabu(c.item, c.r))
-          continue;
-        split(c.item, c.a, c.r);
-        ++applied;
-      }
+      split(scan.bestItem, scan.bestA, scan.bestR);
+      if (scan.batch)
+        applyRanked(worst, scan);
     }
     failure = "the interval search did not converge at this budget";
     return false;
+  }
+
+  /// The stage over the budget that the repair fixes next (-1: none).
+  int worstStage() {
+    refresh();
+    if (order == Order::First)
+      return s.memory.firstAbove(budget);
+    auto [at, top] = s.memory.argmax();
+    return top > budget ? at : -1;
+  }
+
+  /// The noise of a randomized repair's scores (one stream per repair: it
+  /// makes its values in pairs).
+  std::normal_distribution<double> gauss{0.0, 1.0};
+
+  /// A candidate split: its item, its window (a, r) and a score.
+  struct Fallback {
+    double excess;
+    int item, a, r;
+  };
+
+  /// What a scan of the tensors carried across a stage found.
+  struct Scan {
+    /// The best split (item -1: none).
+    int bestItem = -1, bestA = 0, bestR = 0;
+    double bestScore = std::numeric_limits<double>::infinity();
+    /// Large graphs: every candidate by score, to apply several per scan.
+    bool batch = false;
+    std::vector<Fallback> ranked;
+    /// Splits whose estimate loses more than it gains, to measure exactly
+    /// when nothing else is left.
+    std::vector<Fallback> fallback;
+    /// For the debug output: why candidates were not taken.
+    int skippedForLoss = 0, usedThere = 0, carried = 0;
+  };
+
+  /// Scores splitting each tensor carried across stage `worst` (recomputed
+  /// at its next use, or earlier where there is room): the overflow it
+  /// removes around the stage, less what it adds, per second of
+  /// recomputation.
+  Scan scanCarried(int worst, std::mt19937_64 *rng, double noise) {
+    Scan scan;
+    scan.batch = numStages > kBatchAbove;
+    // The tensors carried across the stage; on large graphs a random
+    // sample of them is scored.
+    std::vector<int> &carriedItems = carriedScratch;
+    carriedAt(worst, carriedItems, scan.batch ? kSample : 0);
+    if (scan.batch && carriedItems.size() > kSample) {
+      std::mt19937_64 &sampler = rng ? *rng : sampleRng;
+      for (size_t i = 0; i < kSample; ++i)
+        std::swap(carriedItems[i],
+                  carriedItems[i + sampler() % (carriedItems.size() - i)]);
+      carriedItems.resize(kSample);
+    }
+    for (int p : carriedItems) {
+      const Item &item = items[p];
+      int k = covering(p, worst);
+      const Interval &in = s.iv[p][k];
+      const std::vector<int> &u = s.uses[p];
+      // The uses around `worst` inside the interval.
+      auto next = std::upper_bound(u.begin(), u.end(), worst);
+      if (next == u.end() || *next > in.end)
+        continue;
+      auto prev = std::lower_bound(u.begin(), u.end(), worst);
+      ++scan.carried;
+      if (prev != u.end() && *prev == worst) {
+        ++scan.usedThere;
+        continue; // used at the worst stage itself
+      }
+      int a = in.start;
+      if (prev != u.begin() && *std::prev(prev) >= in.start)
+        a = *std::prev(prev);
+      int b = *next;
+      // The overflow removed, counted over a window around the stage
+      // (gaps can span the whole graph).
+      double benefit = 0;
+      for (int st = std::max(a + 1, worst - kWindow),
+               last = std::min(b, worst + kWindow + 1);
+           st < last; ++st) {
+        int64_t m = s.cov[st] + s.extra[st] - budget;
+        if (m > 0)
+          benefit += static_cast<double>(
+              std::min<int64_t>(m, static_cast<int64_t>(item.mem)));
+      }
+      if (benefit <= 0)
+        continue;
+      // Recompute at the next use, or earlier where the stages before it
+      // have room (away from a crowded stage).
+      int early = b;
+      while (early - 1 > worst && b - early < kWindow &&
+             s.cov[early - 1] + s.extra[early - 1] +
+                     static_cast<int64_t>(item.mem) <=
+                 budget)
+        --early;
+      bool tabuAtB = isTabu(static_cast<int>(p), b);
+      int candidatesR[3] = {b, early, worst + 1};
+      for (int ri = 0; ri < 3; ++ri) {
+        int r = candidatesR[ri];
+        if (r == b && tabuAtB)
+          continue;
+        if ((ri == 1 && r == b) || (ri == 2 && (r == b || r == early)))
+          continue; // evaluated already
+        double lost = 0;
+        for (int st = r; st < b && st < r + kWindow; ++st) {
+          int64_t m = s.cov[st] + s.extra[st] - budget;
+          if (m > 0)
+            lost += static_cast<double>(
+                std::min<int64_t>(m, static_cast<int64_t>(item.mem)));
+        }
+        if (benefit - lost <= 0)
+          continue;
+        ++epoch;
+        estimatedBytes = 0;
+        // No candidate costlier than the best score allows matters.
+        estimateCap = std::isinf(scan.bestScore) ? scan.bestScore
+                                                 : scan.bestScore * benefit * 4;
+        double cost = estimate(static_cast<int>(p), r, 0);
+        if (cost > estimateCap)
+          continue;
+        // The recomputed inputs crowd stage r (p itself is counted above
+        // or was resident there anyway).
+        estimatedBytes -= item.mem;
+        int64_t before = s.cov[r] + s.extra[r] - budget;
+        int64_t after = before + static_cast<int64_t>(estimatedBytes);
+        lost += static_cast<double>(std::max<int64_t>(after, 0) -
+                                    std::max<int64_t>(before, 0));
+        if (benefit - lost <= 0) {
+          LLVM_DEBUG(llvm::dbgs()
+                     << "  candidate " << items[p].pos << " mem " << item.mem
+                     << " a " << a << " b " << b << " r " << r << " benefit "
+                     << benefit << " lost " << lost << " est " << estimatedBytes
+                     << " cost " << cost << "\n");
+          ++scan.skippedForLoss;
+          scan.fallback.push_back({lost - benefit, static_cast<int>(p), a, r});
+          continue;
+        }
+        double score = (cost + 1e-9) / (benefit - lost);
+        if (rng && noise > 0)
+          score *= std::exp(noise * gauss(*rng));
+        if (scan.batch)
+          scan.ranked.push_back({score, static_cast<int>(p), a, r});
+        if (score < scan.bestScore) {
+          scan.bestScore = score;
+          scan.bestItem = static_cast<int>(p);
+          scan.bestA = a;
+          scan.bestR = r;
+        }
+      }
+    }
+    return scan;
+  }
+
+  /// No split helps stage `worst`: undoes a recomputation that crowds it,
+  /// or measures the fallbacks exactly. False (with `failure` set) when
+  /// neither helps.
+  bool unstick(int worst, Scan &scan) {
+    // Stuck: the stage is crowded by its own recomputations. Undo them
+    // and forbid recomputing those tensors at this stage again (they
+    // will be kept, or recomputed earlier).
+    bool undone = false;
+    for (size_t p = 0; p < items.size(); ++p)
+      for (size_t k = 1; k < s.iv[p].size(); ++k)
+        if (s.iv[p][k].start == worst && !isTabu(static_cast<int>(p), worst)) {
+          tabu[p].push_back(worst);
+          merge(static_cast<int>(p), static_cast<int>(k));
+          undone = true;
+          break;
+        }
+    if (undone)
+      return true;
+    // Every split looks worse than it gains by the estimates, which
+    // count a recomputation's inputs as resident all at once. Measure
+    // the few least bad ones exactly: the one that lowers the total
+    // overflow most goes ahead.
+    if (tryFallback(scan.fallback))
+      return true;
+    LLVM_DEBUG({
+      llvm::dbgs() << "stuck at " << worst << " cov " << s.cov[worst]
+                   << " extra " << s.extra[worst] << " carried " << scan.carried
+                   << " used " << scan.usedThere << " loss "
+                   << scan.skippedForLoss << " at:";
+      for (int p : s.at[worst])
+        llvm::dbgs() << " " << items[p].pos << "(" << items[p].mem << ",k"
+                     << s.iv[p].size() << ")";
+      llvm::dbgs() << "\n";
+    });
+    failureOp = worst;
+    failure = llvm::formatv(
+        "stage {0} ('{1}') needs {2} bytes, over the budget of {3}, and "
+        "no tensor carried across it can be freed there",
+        worst, graph.op(worst).name, s.cov[worst] + s.extra[worst], budget);
+    return false;
+  }
+
+  /// Large graphs: the next best candidates of a scan go ahead too, while
+  /// the stage is still over (each checked against the plan as it is now),
+  /// instead of one scan of every tensor per split.
+  void applyRanked(int worst, Scan &scan) {
+    std::vector<Fallback> &ranked = scan.ranked;
+    int bestItem = scan.bestItem;
+    std::sort(ranked.begin(), ranked.end(),
+              [](const Fallback &x, const Fallback &y) {
+                return x.excess < y.excess;
+              });
+    int applied = 0;
+    for (const Fallback &c : ranked) {
+      if (applied >= 63)
+        break;
+      refresh();
+      if (s.memory.max(worst, worst) <= budget)
+        break;
+      if (c.item == bestItem)
+        continue;
+      int k = covering(c.item, worst);
+      if (k < 0 || s.iv[c.item][k].start >= worst)
+        continue;
+      const std::vector<int> &u = s.uses[c.item];
+      auto next = std::upper_bound(u.begin(), u.end(), worst);
+      auto prev = std::lower_bound(u.begin(), u.end(), worst);
+      if (next == u.end() || *next > s.iv[c.item][k].end ||
+          (prev != u.end() && *prev == worst))
+        continue;
+      int a = s.iv[c.item][k].start;
+      if (prev != u.begin() && *std::prev(prev) >= a)
+        a = *std::prev(prev);
+      if (a != c.a || c.r > *next || isTabu(c.item, c.r))
+        continue;
+      split(c.item, c.a, c.r);
+      ++applied;
+    }
   }
 
   /// Graphs with more stages than this apply several splits per scan.
@@ -508,11 +552,6 @@ public:
   /// Which overflowing stage the repair fixes first.
   enum class Order { Worst, First };
   Order order = Order::Worst;
-
-  struct Fallback {
-    double excess;
-    int item, a, r;
-  };
 
   int64_t totalOverflow() {
     refresh();
