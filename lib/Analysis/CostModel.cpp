@@ -209,18 +209,22 @@ OpCost mlir::lms::estimateOpCost(Operation *op,
   if (isHostConstant(op))
     return hostConstantCost(op, bytesOf);
   OpCost cost;
-  // Free: views, terminators, scalar constants, allocations, lms waits,
-  // scalars.
+  // Free: views, terminators, constants, allocations, lms waits, ops on
+  // scalars. They launch nothing, so they take no time on the device, not
+  // even a launch's overhead (a fixed time of zero): a rewrite that adds
+  // views (re-derived after a swap-in) costs what its plan says.
+  OpCost free;
+  free.seconds = 0;
   if (isViewLikeOp(op) || op->hasTrait<OpTrait::IsTerminator>() ||
-      op->hasTrait<OpTrait::ConstantLike>() || isa<SwapWaitOp>(op) ||
-      isa<RecomputeOp>(op))
-    return cost;
+      op->hasTrait<OpTrait::ConstantLike>() || isa<SwapWaitOp>(op))
+    return free;
   StringRef name = op->getName().getStringRef();
   if (name == "tensor.empty" || name == "memref.alloc" ||
       name == "memref.alloca" || name == "memref.dealloc" ||
       name == "gpu.alloc" || name == "gpu.dealloc" || name == "gpu.wait")
-    return cost;
-  // Ops with regions and calls cost what they run (added by FunctionGraph).
+    return free;
+  // Ops with regions (an lms.recompute among them) and calls cost what
+  // they run (added by FunctionGraph).
   if ((op->getNumRegions() > 0 && !isa<linalg::LinalgOp>(op)) ||
       isa<CallOpInterface>(op))
     return cost;
@@ -247,7 +251,8 @@ OpCost mlir::lms::estimateOpCost(Operation *op,
     }
   for (Value operand : op->getOperands())
     shaped |= isa<ShapedType>(operand.getType());
-  if (shaped)
-    cost.bytes = bytesTouched(op, bytesOf);
+  if (!shaped)
+    return free;
+  cost.bytes = bytesTouched(op, bytesOf);
   return cost;
 }

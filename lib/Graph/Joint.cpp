@@ -67,6 +67,32 @@ Graph lms::graphOfPlan(const Graph &graph, const Plan &plan) {
   return result;
 }
 
+llvm::Expected<SwapResult> lms::offloadRecomputed(const Graph &contracted,
+                                                  const Plan &plan,
+                                                  const DeviceSpec &device,
+                                                  uint64_t budget) {
+  Graph recomputed = graphOfPlan(contracted, plan);
+  MemoryProfile profile = evaluateSchedule(recomputed, {false});
+  if (profile.peakBytes <= budget) {
+    SwapResult none;
+    none.peakBytes = profile.peakBytes;
+    none.hostPeakBytes = profile.hostPeakBytes;
+    none.timeline = simulate(recomputed, device);
+    return none;
+  }
+  // A buffer written in place holds more than one value, which the IR's
+  // candidates sort out; the graph leaves such buffers on the device.
+  std::vector<uint8_t> updated(recomputed.numTensors(), 0);
+  for (const Op &op : recomputed.getOps())
+    for (TensorIndex t : op.updates)
+      updated[t] = 1;
+  SwapOptions swapOptions;
+  swapOptions.valueAfterGap = [&](TensorIndex t, OpIndex, OpIndex) {
+    return updated[t] ? -1 : 0;
+  };
+  return planSwaps(recomputed, device, budget, swapOptions);
+}
+
 namespace {
 
 /// What one trial produced.
@@ -141,28 +167,10 @@ public:
     outcome.computations.assign(contracted.numOps(), 0);
     for (OpIndex op : computeOrder(planned->plan))
       ++outcome.computations[op];
-    Graph recomputed = graphOfPlan(contracted, planned->plan);
-    MemoryProfile profile = evaluateSchedule(recomputed, {false});
-    if (profile.peakBytes <= budget) {
-      SwapResult none;
-      none.peakBytes = profile.peakBytes;
-      none.hostPeakBytes = profile.hostPeakBytes;
-      none.timeline = simulate(recomputed, device);
-      return finish(outcome, none);
-    }
-    // The offloading planner on the recomputed graph: a buffer written in
-    // place holds more than one value, which the IR's candidates sort out;
-    // the estimate leaves such buffers on the device.
-    std::vector<uint8_t> updated(recomputed.numTensors(), 0);
-    for (const Op &op : recomputed.getOps())
-      for (TensorIndex t : op.updates)
-        updated[t] = 1;
-    SwapOptions swapOptions;
-    swapOptions.valueAfterGap = [&](TensorIndex t, OpIndex, OpIndex) {
-      return updated[t] ? -1 : 0;
-    };
     llvm::Expected<SwapResult> swaps =
-        planSwaps(recomputed, device, budget, swapOptions);
+        options.offloadAfter
+            ? options.offloadAfter(contracted, planned->plan, budget)
+            : offloadRecomputed(contracted, planned->plan, device, budget);
     if (!swaps)
       return swaps.takeError();
     return finish(outcome, *swaps);

@@ -147,12 +147,13 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       return failure();
     SwapCandidates candidates(*graph);
     ::lms::JointOptions options;
-    options.swap.valueAfterGap = [&](::lms::TensorIndex t, ::lms::OpIndex a,
-                                     ::lms::OpIndex b) {
-      return candidates.valueAfterGap(t, a, b);
-    };
-    options.swap.canReuseAfter = [&](::lms::TensorIndex t, ::lms::OpIndex a) {
-      return candidates.canReuseAfter(t, a);
+    options.swap = swapOptionsOf(swapKnobs, candidates);
+    // A trial's offloading is planned on the IR its rewrite writes, so that
+    // the choice's time is the time of its rewrite (without an arena).
+    options.offloadAfter = [&](const ::lms::Graph &, const ::lms::Plan &plan,
+                               uint64_t budget) {
+      return offloadAfterRecompute(func, liveOptions, spec, plan, budget,
+                                   swapKnobs);
     };
     options.rematMethod = rematKnobs.planner;
     if (rematKnobs.timeLimitSeconds > 0)
@@ -202,6 +203,10 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       FailureOr<Outcome> written =
           writeJoint(func, graphOptions, spec, limit, choices[i]);
       if (succeeded(written)) {
+        if (printStatistics)
+          llvm::errs() << llvm::formatv(
+              "lms-plan: @{0}: joint: planned {1:F1} us, written {2:F1} us\n",
+              func.getName(), choices[i].seconds * 1e6, written->seconds * 1e6);
         if (printStatistics && i > 0)
           llvm::errs() << "lms-plan: @" << func.getName()
                        << ": joint: the rewrite of the faster trials did not "

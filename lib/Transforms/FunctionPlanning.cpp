@@ -219,10 +219,67 @@ reservedThenLiveBytes(FunctionOpInterface func, bool arena,
   return result;
 }
 
+::lms::SwapOptions mlir::lms::swapOptionsOf(const SwapKnobs &knobs,
+                                            const SwapCandidates &candidates) {
+  ::lms::SwapOptions options;
+  options.swapoutThreshold = knobs.swapoutThreshold;
+  options.swapinAhead = knobs.swapinAhead;
+  options.swapinGroupby = knobs.swapinGroupby;
+  options.valueAfterGap = [&candidates](::lms::TensorIndex t, ::lms::OpIndex a,
+                                        ::lms::OpIndex b) {
+    return candidates.valueAfterGap(t, a, b);
+  };
+  options.canReuseAfter = [&candidates](::lms::TensorIndex t,
+                                        ::lms::OpIndex a) {
+    return candidates.canReuseAfter(t, a);
+  };
+  return options;
+}
+
 static FailureOr<SwapStats>
 insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
                 const ::lms::DeviceSpec &spec, uint64_t limit,
                 const SwapKnobs &knobs, bool reserveOwn);
+
+llvm::Expected<::lms::SwapResult> mlir::lms::offloadAfterRecompute(
+    FunctionOpInterface func, const GraphOptions &graphOptions,
+    const ::lms::DeviceSpec &spec, const ::lms::Plan &plan, uint64_t limit,
+    const SwapKnobs &knobs) {
+  auto error = [](const Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   message.str());
+  };
+  GraphOptions liveOptions = graphOptions;
+  liveOptions.arena = false;
+  FailureOr<FunctionGraph> graph = FunctionGraph::build(func, liveOptions);
+  if (failed(graph))
+    return error("the function cannot be analysed");
+  FailureOr<RematGraph> rg = RematGraph::build(*graph, spec);
+  if (failed(rg))
+    return error("the function cannot be analysed");
+  BodySnapshot snapshot(func);
+  rewriteWithRecomputes(*graph, *rg, plan);
+  llvm::Expected<::lms::SwapResult> result =
+      [&]() -> llvm::Expected<::lms::SwapResult> {
+    FailureOr<FunctionGraph> after = FunctionGraph::build(func, liveOptions);
+    if (failed(after))
+      return error("the recomputed function cannot be analysed");
+    const ::lms::Graph &g = after->getGraph();
+    if (budgetedBytes(*after, liveOptions) <= limit) {
+      ::lms::MemoryProfile profile = ::lms::evaluateSchedule(g, {false});
+      ::lms::SwapResult none;
+      none.peakBytes = profile.peakBytes;
+      none.hostPeakBytes = profile.hostPeakBytes;
+      none.timeline = ::lms::simulate(g, spec);
+      return none;
+    }
+    SwapCandidates candidates(*after);
+    return ::lms::planSwapsWith(knobs.planner, g, spec, limit,
+                                swapOptionsOf(knobs, candidates));
+  }();
+  snapshot.restore();
+  return result;
+}
 
 FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
     FunctionOpInterface func, const GraphOptions &graphOptions,
@@ -273,19 +330,14 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
       ownPeak = allocations.peakBytes;
       planned = &*reserved;
     }
-    ::lms::SwapOptions options;
-    options.swapoutThreshold = knobs.swapoutThreshold;
-    options.swapinAhead = knobs.swapinAhead;
-    options.swapinGroupby = knobs.swapinGroupby;
-    options.valueAfterGap = [&](::lms::TensorIndex t, ::lms::OpIndex a,
-                                ::lms::OpIndex b) {
-      if (reserved && (static_cast<size_t>(t) >= own.size() || own[t]))
-        return -1;
-      return candidates.valueAfterGap(t, a, b);
-    };
-    options.canReuseAfter = [&](::lms::TensorIndex t, ::lms::OpIndex a) {
-      return candidates.canReuseAfter(t, a);
-    };
+    ::lms::SwapOptions options = swapOptionsOf(knobs, candidates);
+    if (reserved)
+      options.valueAfterGap = [&](::lms::TensorIndex t, ::lms::OpIndex a,
+                                  ::lms::OpIndex b) {
+        if (static_cast<size_t>(t) >= own.size() || own[t])
+          return -1;
+        return candidates.valueAfterGap(t, a, b);
+      };
 
     ::lms::Infeasible infeasible;
     StringRef planner = ::lms::swapMethodName(knobs.planner);

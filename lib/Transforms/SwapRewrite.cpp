@@ -150,7 +150,11 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
       // Views of the value read after the gap are re-derived from the
       // swapped-in value (marked, so that --lms-strip can merge them back).
       // A view made after an earlier swap-in of the same value reads that
-      // swap-in: the chain ends at any incarnation of the value.
+      // swap-in: the chain ends at any incarnation of the value. They go
+      // right before the next use, not at the prefetch point: the first
+      // reader of a swap-in is where the lowered program waits for its
+      // copy, which the plan puts at the next use.
+      OpBuilder viewBuilder(graph.getInsertionAnchor(d.nextUse));
       const llvm::SmallPtrSet<Value, 4> &bases = incarnations[original];
       for (Value view :
            candidates.viewsAfterGap(d.tensor, d.lastUse, d.nextUse)) {
@@ -171,7 +175,7 @@ void mlir::lms::rewriteWithSwaps(const FunctionGraph &graph,
         mapping.map(chain.back()->getOperand(0), fetched);
         Operation *clone = nullptr;
         for (Operation *op : llvm::reverse(chain)) {
-          clone = builder.clone(*op, mapping);
+          clone = viewBuilder.clone(*op, mapping);
           // Which op it copies; a copy of a view re-derived at an earlier
           // swap-in copies the view that one copies (else --lms-strip would
           // merge it with any equal view, and the views chained on it would

@@ -11,7 +11,9 @@
 //   elementwise);
 // * data movement (copies, slices, pads, concatenations, transposes, swaps):
 //   zero FLOPs, the bytes they move;
-// * views, constants, terminators and ops on scalars: free;
+// * views, constants, terminators, allocations and ops on scalars: free (a
+//   fixed time of zero: they launch nothing, so not even the launch
+//   overhead applies);
 // * any other op with shaped results (the fallback): one FLOP per result
 //   element and every shaped operand and result moved once.
 //

@@ -32,6 +32,7 @@
 #include "LMS/Graph/Remat.h"
 #include "LMS/Graph/Swap.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,17 @@ struct JointOptions {
   std::vector<uint8_t> recomputable;
   /// Trials of the per-unit search (0: 8).
   unsigned perUnitTrials = 0;
+  /// The offloading step of a trial: what fitting `budget` by offloading
+  /// gives on the program that the recomputation plan `plan` (of
+  /// `contracted`, the graph with its in-place chains contracted) stands
+  /// for; a result with no decisions when that program fits as it is. The
+  /// MLIR pass gives one that writes the plan into the function and plans
+  /// on the rewritten IR as its offloading rewrite will, so that the time
+  /// of a trial is the time of the rewrite of that trial. Null:
+  /// offloadRecomputed.
+  std::function<llvm::Expected<SwapResult>(const Graph &contracted,
+                                           const Plan &plan, uint64_t budget)>
+      offloadAfter;
 };
 
 /// One trial of the search, for reports.
@@ -101,6 +113,14 @@ std::vector<OpIndex> computeOrder(const Plan &plan);
 /// each an op; a computation after the first makes new tensors, which the
 /// later uses read. Live-out tensors are live-out in their last version.
 Graph graphOfPlan(const Graph &graph, const Plan &plan);
+
+/// The default offloading step of the joint planner: the offloading
+/// planner on graphOfPlan(contracted, plan), buffers written in place left
+/// on the device (the graph cannot tell which of their values a gap holds).
+llvm::Expected<SwapResult> offloadRecomputed(const Graph &contracted,
+                                             const Plan &plan,
+                                             const DeviceSpec &device,
+                                             uint64_t budget);
 
 /// Plans `graph` for `budget` with recomputation and offloading together.
 /// Fails with a message when no trial fits (the device budget, or the host

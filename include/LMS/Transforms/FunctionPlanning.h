@@ -23,6 +23,8 @@
 namespace mlir {
 namespace lms {
 
+class SwapCandidates;
+
 struct SwapKnobs {
   ::lms::SwapMethod planner = ::lms::SwapMethod::LMS;
   int swapoutThreshold = -1, swapinAhead = -1, swapinGroupby = -1;
@@ -66,6 +68,23 @@ FailureOr<SwapStats> insertSwapsInFunction(FunctionOpInterface func,
                                            const ::lms::DeviceSpec &device,
                                            uint64_t limit,
                                            const SwapKnobs &knobs);
+
+/// The offloading planner's options: the knobs, and the gaps and host
+/// copies the IR can rewrite (`candidates` must outlive them).
+::lms::SwapOptions swapOptionsOf(const SwapKnobs &knobs,
+                                 const SwapCandidates &candidates);
+
+/// The offloading step of a trial of --lms-plan's joint planner, as the
+/// rewrite of that trial will make it: the recomputation plan `plan` (of
+/// the function's RematGraph) written into `func`, then the plan that
+/// insertSwapsInFunction (without an arena) would make there for `limit`,
+/// with the rewritten function's peak and simulated time; a result with no
+/// decisions when the function fits once recomputed. `func` is restored.
+llvm::Expected<::lms::SwapResult>
+offloadAfterRecompute(FunctionOpInterface func,
+                      const GraphOptions &graphOptions,
+                      const ::lms::DeviceSpec &device, const ::lms::Plan &plan,
+                      uint64_t limit, const SwapKnobs &knobs);
 
 struct RematKnobs {
   /// Any but checkpoint-all (which cannot fit a budget).

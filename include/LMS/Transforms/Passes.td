@@ -223,7 +223,7 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
     stream, one copy stream each way). A tensor may be offloaded over several
     gaps; function arguments are candidates too. Views of an offloaded value
     made before the gap and read after it (reshapes, slices) are re-derived
-    from the swapped-in value, marked `lms.rederived = K` where the view they
+    from the swapped-in value right before the next use, marked `lms.rederived = K` where the view they
     copy carries `lms.original = K` (`--lms-strip` merges them back and
     removes both marks).
 

@@ -1,0 +1,26 @@
+// RUN: lms-opt %s --lms-report-memory -o /dev/null | FileCheck %s
+
+// COM: Only ops that launch work take time on the device. Views, allocations,
+// COM: constants and terminators are free: not even the launch overhead
+// COM: (here 1 s a launch, compute and memory immeasurably fast), so the
+// COM: function costs its two kernels, the fill and the add. Before, every
+// COM: op paid the overhead (9.00 s over 9 ops), and a rewrite that adds
+// COM: views (re-derived after a swap-in or a recomputation) took longer
+// COM: than its plan said.
+// CHECK: estimated time on v100-16g (DLTI): 2.00 s over 9 ops (compute 2.00 s)
+#dev = #dlti.target_system_spec<"GPU" = #dlti.target_device_spec<
+  "lms.op_overhead" = 1.0 : f64, "lms.peak_flops" = 1.0e30 : f64,
+  "lms.memory_bandwidth" = 1.0e30 : f64>>
+module attributes {dlti.target_system_spec = #dev} {
+func.func @launches(%a: tensor<2x4xf32>) -> tensor<8xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %c = tensor.collapse_shape %f [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %x = tensor.expand_shape %c [[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %s = linalg.add ins(%x, %a : tensor<2x4xf32>, tensor<2x4xf32>) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %r = tensor.collapse_shape %s [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+}
