@@ -12,6 +12,14 @@ fault of LMS) or a crash. A `@main` driver, if any, gets a budget of its own
     bench/fidelity.py build/bin/lms-opt FILE... [--json OUT]
         [--passes rematerialize,insert-swaps,plan] [--budgets 50:98:3]
 
+Time too: for each rewrite, what the plan said against the simulated time
+of the rewritten program (`--lms-report-memory` of the output): the stall
+of an offloading plan (`estimated-stall-us`), the extra compute of a
+recomputation plan (`extra-compute-us`), and for `--lms-plan` the joint
+planner's `planned`/`written` times. Differences over a microsecond per
+function (the statistics print whole microseconds) are counted as time
+mismatches and listed; they do not fail the run.
+
 Prints a table per pass and the internal errors with the command that
 reproduces each; exits 1 when there is an internal error or a crash.
 """
@@ -42,6 +50,43 @@ def classify(proc):
     return "crash"
 
 
+def report(lms_opt, path):
+    """Per function of `path`: (compute seconds, stall seconds)."""
+    proc = subprocess.run([lms_opt, path, "--lms-report-memory=format=json",
+                           "-o", os.devnull], capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None
+    return [(f["estimated_compute_s"], f["estimated_stall_s"])
+            for f in json.loads(proc.stdout)["functions"]]
+
+
+def time_mismatch(lms_opt, pass_name, src, out, stderr):
+    """What the plan said against the rewritten program, or None."""
+    if pass_name == "plan":
+        for planned, written in re.findall(
+                r"joint: planned ([\d.]+) us, written ([\d.]+) us", stderr):
+            if abs(float(planned) - float(written)) > 0.15:
+                return f"joint planned {planned} us, written {written} us"
+        return None
+    before, after = report(lms_opt, src), report(lms_opt, out)
+    if before is None or after is None:
+        return "no report"
+    functions = len(after)
+    if pass_name == "insert-swaps":
+        said = sum(int(n) for n in re.findall(r"(\d+) estimated-stall-us",
+                                              stderr))
+        got = sum(stall for _, stall in after) * 1e6
+        what = "stall"
+    else:
+        said = sum(int(n) for n in re.findall(r"(\d+) extra-compute-us",
+                                              stderr))
+        got = (sum(c for c, _ in after) - sum(c for c, _ in before)) * 1e6
+        what = "extra compute"
+    if abs(said - got) > functions:
+        return f"{what}: plan {said} us, rewritten {got:.1f} us"
+    return None
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("lms_opt")
@@ -64,14 +109,20 @@ def main():
             for pass_name in passes:
                 for percent in budgets:
                     options = f"budget={percent}% alignment=256 stats=true"
+                    out = os.path.join(tmp, "out.mlir")
                     cmd = [a.lms_opt, src, f"--lms-{pass_name}={options}",
-                           "-o", os.devnull]
+                           "-o", out]
                     proc = subprocess.run(cmd, capture_output=True,
                                           text=True)
                     outcome = classify(proc)
                     result = dict(file=os.path.basename(path),
                                   pass_name=pass_name, percent=percent,
                                   outcome=outcome)
+                    if outcome == "rewritten":
+                        mismatch = time_mismatch(a.lms_opt, pass_name, src,
+                                                 out, proc.stderr)
+                        if mismatch:
+                            result["time_mismatch"] = mismatch
                     if outcome in ("internal error", "crash"):
                         lines = [l for l in proc.stderr.splitlines()
                                  if "error" in l or "Stack" in l]
@@ -89,6 +140,13 @@ def main():
     bad = [r for r in results if r["outcome"] in ("internal error", "crash")]
     for r in bad:
         print(f"\n{r['outcome']}: {r['command']}\n  {r['message']}")
+    slow = [r for r in results if "time_mismatch" in r]
+    for r in slow:
+        print(f"\ntime mismatch: {r['file']} --lms-{r['pass_name']} at "
+              f"{r['percent']}%: {r['time_mismatch']}")
+    rewritten = sum(1 for r in results if r["outcome"] == "rewritten")
+    print(f"\n{len(slow)} of {rewritten} rewrites differ in time from "
+          f"their plans")
     print(f"\n{len(a.files)} files x {len(passes)} passes x {len(budgets)} "
           f"budgets: {len(bad)} internal errors or crashes")
     if a.json:

@@ -439,7 +439,7 @@ static std::string graphDifference(const ::lms::Graph &a,
         x.transientBytes != y.transientBytes ||
         x.recomputable != y.recomputable || x.cost.flops != y.cost.flops ||
         x.cost.bytes != y.cost.bytes || x.cost.seconds != y.cost.seconds ||
-        x.cost.h2dBytes != y.cost.h2dBytes)
+        x.cost.kernels != y.cost.kernels || x.cost.h2dBytes != y.cost.h2dBytes)
       return llvm::formatv("op {0} ({1}) differs", i, x.name);
   }
   for (size_t t = 0; t < a.numTensors(); ++t) {

@@ -347,6 +347,12 @@ FailureOr<GraphBuilder::Summary> GraphBuilder::summarizeBlock(Operation *owner,
   for (const ::lms::Op &op : inner.getGraph().getOps()) {
     summary.cost.flops += op.cost.flops;
     summary.cost.bytes += op.cost.bytes;
+    // The kernels the block's ops launch (free ops launch none).
+    if (!op.cost.kernels.empty())
+      llvm::append_range(summary.cost.kernels, op.cost.kernels);
+    else if (!op.cost.seconds || *op.cost.seconds != 0)
+      summary.cost.kernels.push_back(
+          {op.cost.flops, op.cost.bytes, op.cost.seconds, 1});
   }
   return summary;
 }
@@ -368,6 +374,7 @@ FailureOr<GraphBuilder::Summary> GraphBuilder::summarizeRegions(Operation *op) {
     total.peakBytes = std::max(total.peakBytes, summary->peakBytes);
     total.cost.flops += summary->cost.flops;
     total.cost.bytes += summary->cost.bytes;
+    llvm::append_range(total.cost.kernels, summary->cost.kernels);
   }
   if (std::optional<uint64_t> trips = staticTripCount(op)) {
     total.cost.flops *= static_cast<double>(*trips);
@@ -1041,6 +1048,13 @@ FailureOr<int64_t> BlockTranslator::transientBytes(Operation &op,
       return failure();
     cost.flops += summary->cost.flops;
     cost.bytes += summary->cost.bytes;
+    // An lms.recompute is inlined where it stands before it is lowered:
+    // its ops are kernels of their own, each timed with its launch (as
+    // the recomputation planner timed them). Other ops with regions stay
+    // one kernel of their regions' total (a loop's iterations and its
+    // body's ops are not timed one by one).
+    if (isa<RecomputeOp>(op))
+      cost.kernels = std::move(summary->cost.kernels);
     return summary->peakBytes;
   }
   if (callSummary) {

@@ -62,11 +62,19 @@ static const DeviceSpec kPresets[] = {
 double DeviceSpec::computeSeconds(const OpCost &cost) const {
   if (cost.seconds)
     return *cost.seconds;
-  double compute = peakFlops > 0 ? cost.flops / peakFlops : 0;
-  double memory = memoryBandwidth > 0 ? cost.bytes / memoryBandwidth : 0;
+  auto roofline = [&](double flops, double bytes) {
+    double compute = peakFlops > 0 ? flops / peakFlops : 0;
+    double memory = memoryBandwidth > 0 ? bytes / memoryBandwidth : 0;
+    return std::max(compute, memory) + opOverhead;
+  };
   double upload =
       cost.h2dBytes > 0 ? h2dSeconds(static_cast<uint64_t>(cost.h2dBytes)) : 0;
-  return std::max(compute, memory) + upload + opOverhead;
+  if (cost.kernels.empty())
+    return roofline(cost.flops, cost.bytes) + upload;
+  double seconds = upload;
+  for (const Kernel &k : cost.kernels)
+    seconds += k.count * (k.seconds ? *k.seconds : roofline(k.flops, k.bytes));
+  return seconds;
 }
 
 double DeviceSpec::d2hSeconds(uint64_t bytes) const {

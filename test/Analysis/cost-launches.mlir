@@ -1,4 +1,4 @@
-// RUN: lms-opt %s --lms-report-memory -o /dev/null | FileCheck %s
+// RUN: lms-opt %s -split-input-file --lms-report-memory -o /dev/null | FileCheck %s
 
 // COM: Only ops that launch work take time on the device. Views, allocations,
 // COM: constants and terminators are free: not even the launch overhead
@@ -21,6 +21,32 @@ func.func @launches(%a: tensor<2x4xf32>) -> tensor<8xf32> {
   %e2 = tensor.empty() : tensor<2x4xf32>
   %s = linalg.add ins(%x, %a : tensor<2x4xf32>, tensor<2x4xf32>) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
   %r = tensor.collapse_shape %s [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+}
+
+// -----
+
+// COM: An lms.recompute is inlined where it stands before it is lowered, so
+// COM: each op it holds is a kernel of its own, timed with its launch, as
+// COM: the recomputation planner timed it: the fill and the add, 2.00 s.
+// COM: Before, the region was one kernel of their totals (1.00 s with free
+// COM: views, and the rewrite of a plan looked cheaper than the plan).
+// CHECK: estimated time on v100-16g (DLTI): 2.00 s over 3 ops (compute 2.00 s)
+#dev = #dlti.target_system_spec<"GPU" = #dlti.target_device_spec<
+  "lms.op_overhead" = 1.0 : f64, "lms.peak_flops" = 1.0e30 : f64,
+  "lms.memory_bandwidth" = 1.0e30 : f64>>
+module attributes {dlti.target_system_spec = #dev} {
+func.func @recompute_launches(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %cst = arith.constant 1.0 : f32
+  %r = lms.recompute(%cst, %a) : (f32, tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%c: f32, %x: tensor<8xf32>):
+    %e = tensor.empty() : tensor<8xf32>
+    %f = linalg.fill ins(%c : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+    %e2 = tensor.empty() : tensor<8xf32>
+    %s = linalg.add ins(%f, %x : tensor<8xf32>, tensor<8xf32>) outs(%e2 : tensor<8xf32>) -> tensor<8xf32>
+    lms.yield %s : tensor<8xf32>
+  }
   return %r : tensor<8xf32>
 }
 }

@@ -40,6 +40,21 @@ enum class OpKind : uint8_t {
 };
 
 /// Work of one op, converted to time by a DeviceSpec.
+/// One kernel of an op that launches several (see OpCost::kernels).
+struct Kernel {
+  double flops = 0;
+  double bytes = 0;
+  /// A fixed time that overrides the roofline estimate.
+  std::optional<double> seconds;
+  /// How many times it runs.
+  double count = 1;
+
+  bool operator==(const Kernel &other) const {
+    return flops == other.flops && bytes == other.bytes &&
+           seconds == other.seconds && count == other.count;
+  }
+};
+
 struct OpCost {
   /// Floating-point operations.
   double flops = 0;
@@ -50,6 +65,11 @@ struct OpCost {
   /// Bytes copied from host memory to the device (uploading a constant),
   /// timed on the host link on top of the roofline estimate.
   double h2dBytes = 0;
+  /// The kernels of an op that launches several once lowered (an
+  /// lms.recompute, whose ops are inlined where it stands): each is timed
+  /// on its own, launch overhead included. `flops` and `bytes` are their
+  /// totals. Empty: the op is one kernel.
+  std::vector<Kernel> kernels;
 };
 
 /// A buffer: the unit of allocation.
