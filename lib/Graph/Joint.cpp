@@ -140,8 +140,8 @@ public:
     outcome.rematBudget = rematBudgetOf(share);
     if (share <= 0) {
       // Offloading alone, on the graph as written.
-      llvm::Expected<SwapResult> swaps =
-          planSwaps(graph, device, budget, options.swap);
+      llvm::Expected<SwapResult> swaps = planSwapsWith(
+          options.swapMethod, graph, device, budget, options.swap);
       if (!swaps)
         return swaps.takeError();
       outcome.rematBudget = peak;

@@ -147,6 +147,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       return failure();
     SwapCandidates candidates(*graph);
     ::lms::JointOptions options;
+    options.swapMethod = swapKnobs.planner;
     options.swap = swapOptionsOf(swapKnobs, candidates);
     // A trial's offloading is planned on the IR its rewrite writes, so that
     // the choice's time is the time of its rewrite (without an arena).

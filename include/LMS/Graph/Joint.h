@@ -40,8 +40,9 @@
 namespace lms {
 
 struct JointOptions {
-  /// The offloading planner's options on the input graph (gaps the IR
-  /// cannot rewrite, reuse), used when nothing is recomputed.
+  /// The offloading planner and its options on the input graph (gaps the
+  /// IR cannot rewrite, reuse), used when nothing is recomputed.
+  SwapMethod swapMethod = SwapMethod::LMS;
   SwapOptions swap;
   /// The recomputation planner and its options (the device is set by the
   /// joint planner). Trials use a quarter of its work limit.
