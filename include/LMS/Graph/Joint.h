@@ -10,8 +10,10 @@
 // a swap plan on the graph that recomputation plan stands for (its ops in
 // plan order, a recomputation as an op of its own), for the device budget:
 // the order the IR is rewritten in (--lms-rematerialize, then
-// --lms-insert-swaps). Recomputing first lets the offloading planner move
-// any tensor, recomputed ones included. The search:
+// --lms-insert-swaps). The pass plans that offloading on the rewritten IR
+// itself (JointOptions::offloadAfter), so that a trial's time is its
+// rewrite's. Recomputing first lets the offloading planner move any
+// tensor, recomputed ones included. The search:
 //
 //  1. Levels: recomputation brings the peak down by a share of the excess
 //     (none, a quarter, ... all of it) and offloading does the rest.
