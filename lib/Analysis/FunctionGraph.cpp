@@ -352,7 +352,7 @@ FailureOr<GraphBuilder::Summary> GraphBuilder::summarizeBlock(Operation *owner,
       llvm::append_range(summary.cost.kernels, op.cost.kernels);
     else if (!op.cost.seconds || *op.cost.seconds != 0)
       summary.cost.kernels.push_back(
-          {op.cost.flops, op.cost.bytes, op.cost.seconds, 1});
+          {op.cost.flops, op.cost.bytes, op.cost.seconds});
   }
   return summary;
 }

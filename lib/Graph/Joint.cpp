@@ -72,14 +72,8 @@ llvm::Expected<SwapResult> lms::offloadRecomputed(const Graph &contracted,
                                                   const DeviceSpec &device,
                                                   uint64_t budget) {
   Graph recomputed = graphOfPlan(contracted, plan);
-  MemoryProfile profile = evaluateSchedule(recomputed, {false});
-  if (profile.peakBytes <= budget) {
-    SwapResult none;
-    none.peakBytes = profile.peakBytes;
-    none.hostPeakBytes = profile.hostPeakBytes;
-    none.timeline = simulate(recomputed, device);
-    return none;
-  }
+  if (evaluateSchedule(recomputed, {false}).peakBytes <= budget)
+    return unswapped(recomputed, device);
   // A buffer written in place holds more than one value, which the IR's
   // candidates sort out; the graph leaves such buffers on the device.
   std::vector<uint8_t> updated(recomputed.numTensors(), 0);

@@ -1,6 +1,7 @@
 //===- Swap.cpp - Swap plans: checks, application, simulation -------------===//
 
 #include "LMS/Graph/Swap.h"
+#include "LMS/Graph/Memory.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -213,6 +214,15 @@ SwappedGraph lms::applySwapPlan(const Graph &graph, const SwapPlan &plan) {
   }
   emitPosition(numOps);
   return result;
+}
+
+SwapResult lms::unswapped(const Graph &graph, const DeviceSpec &device) {
+  MemoryProfile profile = evaluateSchedule(graph, {false});
+  SwapResult none;
+  none.peakBytes = profile.peakBytes;
+  none.hostPeakBytes = profile.hostPeakBytes;
+  none.timeline = simulate(graph, device);
+  return none;
 }
 
 Timeline lms::simulate(const Graph &graph, const DeviceSpec &device) {

@@ -265,14 +265,8 @@ llvm::Expected<::lms::SwapResult> mlir::lms::offloadAfterRecompute(
     if (failed(after))
       return error("the recomputed function cannot be analysed");
     const ::lms::Graph &g = after->getGraph();
-    if (budgetedBytes(*after, liveOptions) <= limit) {
-      ::lms::MemoryProfile profile = ::lms::evaluateSchedule(g, {false});
-      ::lms::SwapResult none;
-      none.peakBytes = profile.peakBytes;
-      none.hostPeakBytes = profile.hostPeakBytes;
-      none.timeline = ::lms::simulate(g, spec);
-      return none;
-    }
+    if (budgetedBytes(*after, liveOptions) <= limit)
+      return ::lms::unswapped(g, spec);
     SwapCandidates candidates(*after);
     return ::lms::planSwapsWith(knobs.planner, g, spec, limit,
                                 swapOptionsOf(knobs, candidates));

@@ -39,22 +39,20 @@ enum class OpKind : uint8_t {
   SwapIn,   ///< allocates and starts a host-to-device copy
 };
 
-/// Work of one op, converted to time by a DeviceSpec.
 /// One kernel of an op that launches several (see OpCost::kernels).
 struct Kernel {
   double flops = 0;
   double bytes = 0;
   /// A fixed time that overrides the roofline estimate.
   std::optional<double> seconds;
-  /// How many times it runs.
-  double count = 1;
 
   bool operator==(const Kernel &other) const {
     return flops == other.flops && bytes == other.bytes &&
-           seconds == other.seconds && count == other.count;
+           seconds == other.seconds;
   }
 };
 
+/// Work of one op, converted to time by a DeviceSpec.
 struct OpCost {
   /// Floating-point operations.
   double flops = 0;

@@ -167,6 +167,10 @@ struct SwapResult {
   Timeline timeline;
 };
 
+/// The result of offloading nothing: `graph` as it is, its peaks and its
+/// timing.
+SwapResult unswapped(const Graph &graph, const DeviceSpec &device);
+
 /// Why a budget cannot be met: the smallest budget offloading can reach and
 /// the op that needs it.
 struct Infeasible {
