@@ -203,7 +203,10 @@ private:
 
   /// Views of the chain's results (a reshape made right after the producer,
   /// read much later) are re-derived in the region too: a later use through
-  /// the original view would keep the original buffer alive.
+  /// the original view would keep the original buffer alive. So are the
+  /// views of an earlier recomputation's value that stands for a result (a
+  /// view made after that recomputation and read after this one: it would
+  /// keep the earlier copy alive).
   void addLateViews(SmallVectorImpl<Operation *> &ops,
                     llvm::SmallPtrSetImpl<Operation *> &members,
                     OpIndex anchorPos) const {
@@ -211,21 +214,31 @@ private:
       grew = false;
       for (size_t k = 0; k < ops.size(); ++k)
         for (Value result : ops[k]->getResults())
-          for (Operation *user : result.getUsers()) {
-            if (members.contains(user) || user->getBlock() != &block ||
-                !isViewLikeOp(user) || user->getNumOperands() == 0 ||
-                user->getOperand(0) != result ||
-                !llvm::any_of(user->getResults(),
-                              [&](Value r) { return usedFrom(r, anchorPos); }))
-              continue;
-            std::optional<OpIndex> index = fg.lookupOp(user);
-            if (!index || *index >= anchorPos)
-              continue;
-            ops.push_back(user);
-            members.insert(user);
-            grew = true;
-          }
+          for (Value source : sourcesOf(result))
+            for (Operation *user : source.getUsers()) {
+              if (members.contains(user) || user->getBlock() != &block ||
+                  !isViewLikeOp(user) || user->getNumOperands() == 0 ||
+                  user->getOperand(0) != source ||
+                  !llvm::any_of(user->getResults(), [&](Value r) {
+                    return usedFrom(r, anchorPos);
+                  }))
+                continue;
+              std::optional<OpIndex> index = fg.lookupOp(user);
+              if (!index || *index >= anchorPos)
+                continue;
+              ops.push_back(user);
+              members.insert(user);
+              grew = true;
+            }
     }
+  }
+
+  /// `v`, and the value that stands for it now when that is another.
+  SmallVector<Value, 2> sourcesOf(Value v) const {
+    SmallVector<Value, 2> sources{v};
+    if (Value now = currentOf(v); now != v)
+      sources.push_back(now);
+    return sources;
   }
 
   /// The views the chain reads of values recomputed before: the region
@@ -270,13 +283,22 @@ private:
 
   /// Values the chain reads from outside (operands, and values its regions
   /// capture).
-  static llvm::SetVector<Value>
+  /// A value that stands for a result of the chain (the value of an
+  /// earlier recomputation that an added view reads) is not one: the region
+  /// reads its own copy (see recompute).
+  llvm::SetVector<Value>
   externalsOf(ArrayRef<Operation *> ops,
-              const llvm::SmallPtrSetImpl<Operation *> &members) {
+              const llvm::SmallPtrSetImpl<Operation *> &members) const {
     llvm::SetVector<Value> externals;
     auto outside = [&](Value v) {
       Operation *def = v.getDefiningOp();
-      return !def || !members.contains(def);
+      if (def && members.contains(def))
+        return false;
+      auto original = originalOf.find(v);
+      if (original == originalOf.end())
+        return true;
+      Operation *originalDef = original->second.getDefiningOp();
+      return !originalDef || !members.contains(originalDef);
     };
     for (Operation *op : ops) {
       for (Value v : op->getOperands())
@@ -352,6 +374,11 @@ private:
       // Which op it copies, for --lms-strip (there may be equal ones).
       Operation *clone = inner.clone(*member, mapping);
       originalIds.markCopy(clone, member);
+      // The views added for the value that stands for a result read the
+      // copy (they come after the member in the block).
+      for (Value result : member->getResults())
+        if (Value now = currentOf(result); now != result)
+          mapping.map(now, mapping.lookup(result));
     }
     SmallVector<Value> results;
     for (Value v : yielded)
