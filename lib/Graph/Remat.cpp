@@ -586,6 +586,38 @@ std::vector<uint8_t> forwardTensors(const Graph &graph,
 
 } // namespace
 
+std::vector<uint8_t> lms::backwardOpsOf(const Graph &graph, TensorIndex loss) {
+  // The ops that write each tensor: its producer and the ops that update
+  // it in place.
+  std::vector<llvm::SmallVector<OpIndex, 1>> writers(graph.numTensors());
+  for (OpIndex i = 0; i < static_cast<OpIndex>(graph.numOps()); ++i) {
+    for (TensorIndex t : graph.op(i).outputs)
+      writers[t].push_back(i);
+    for (TensorIndex t : graph.op(i).updates)
+      writers[t].push_back(i);
+  }
+  std::vector<uint8_t> forward(graph.numOps(), 0);
+  std::vector<OpIndex> stack;
+  auto reach = [&](TensorIndex t) {
+    for (OpIndex writer : writers[t])
+      if (!forward[writer]) {
+        forward[writer] = 1;
+        stack.push_back(writer);
+      }
+  };
+  reach(loss);
+  while (!stack.empty()) {
+    OpIndex op = stack.back();
+    stack.pop_back();
+    for (TensorIndex t : graph.op(op).inputs)
+      reach(t);
+  }
+  std::vector<uint8_t> backward(graph.numOps(), 0);
+  for (size_t i = 0; i < backward.size(); ++i)
+    backward[i] = !forward[i];
+  return backward;
+}
+
 llvm::Expected<RematResult>
 lms::planCheckpointAll(const Graph &graph, uint64_t budget,
                        const RematOptions &options) {
@@ -622,6 +654,188 @@ llvm::Expected<RematResult> lms::planChenSqrt(const Graph &graph,
     return infeasible("chen-sqrt: " + engine.failure, engine.failureOp);
   return finish(graph, std::move(plan->first), budget, options.device,
                 "chen-sqrt");
+}
+
+namespace {
+
+/// The plan that computes `order` (ops of `graph`, an op again where it is
+/// recomputed): each read is of the latest computation of the tensor, and a
+/// computation is freed after its last read (live-out tensors in their last
+/// computation stay).
+Plan planOfOrder(const Graph &graph, llvm::ArrayRef<OpIndex> order) {
+  struct Version {
+    TensorIndex tensor;
+    int computedAt; // -1: an argument
+    int lastRead = -1;
+  };
+  std::vector<Version> versions;
+  std::vector<int> current(graph.numTensors(), -1);
+  for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors()); ++t)
+    if (graph.tensor(t).producer == kEntry) {
+      current[t] = static_cast<int>(versions.size());
+      versions.push_back({t, -1});
+    }
+  for (size_t q = 0; q < order.size(); ++q) {
+    const Op &op = graph.op(order[q]);
+    for (TensorIndex t : op.inputs)
+      if (current[t] >= 0)
+        versions[current[t]].lastRead = static_cast<int>(q);
+    for (TensorIndex t : op.outputs) {
+      current[t] = static_cast<int>(versions.size());
+      versions.push_back({t, static_cast<int>(q)});
+    }
+  }
+  auto freeStep = [&](TensorIndex t) {
+    return graph.tensor(t).space == MemorySpace::Host ? Step::freeHost(t)
+                                                      : Step::free(t);
+  };
+  Plan plan;
+  std::vector<llvm::SmallVector<TensorIndex, 2>> freeAfter(order.size());
+  for (size_t v = 0; v < versions.size(); ++v) {
+    const Version &version = versions[v];
+    if (graph.tensor(version.tensor).liveOut &&
+        current[version.tensor] == static_cast<int>(v))
+      continue;
+    int last = std::max(version.lastRead, version.computedAt);
+    if (last < 0)
+      plan.push_back(freeStep(version.tensor));
+    else
+      freeAfter[last].push_back(version.tensor);
+  }
+  for (size_t q = 0; q < order.size(); ++q) {
+    plan.push_back(Step::compute(order[q]));
+    for (TensorIndex t : freeAfter[q])
+      plan.push_back(freeStep(t));
+  }
+  return plan;
+}
+
+/// The compute order of torch.utils.checkpoint over `segments` segments of
+/// the forward ops `forward` (in schedule order): the last segment keeps
+/// its tensors; in the others, a tensor no later segment reads is dropped
+/// after its segment, and the first read after it recomputes what the
+/// segment's later reads need, once. `recomputes` counts the ops added.
+std::vector<OpIndex> segmentsOrder(const Graph &graph,
+                                   llvm::ArrayRef<OpIndex> forward,
+                                   const std::vector<uint8_t> &recomputable,
+                                   size_t segments, size_t &recomputes) {
+  size_t numOps = graph.numOps();
+  std::vector<int> segmentOf(numOps, -1);
+  std::vector<OpIndex> segmentEnd(segments, -1);
+  for (size_t k = 0; k < forward.size(); ++k) {
+    int segment = static_cast<int>(k * segments / forward.size());
+    segmentOf[forward[k]] = segment;
+    segmentEnd[segment] = forward[k];
+  }
+  // Dropped: made by a recomputable op of a segment before the last, on the
+  // device, not live-out, read by no forward op of a later segment.
+  std::vector<uint8_t> dropped(graph.numTensors(), 0);
+  for (OpIndex op : forward) {
+    int segment = segmentOf[op];
+    if (segment + 1 >= static_cast<int>(segments) || !recomputable[op])
+      continue;
+    for (TensorIndex t : graph.op(op).outputs) {
+      const Tensor &tensor = graph.tensor(t);
+      if (tensor.space != MemorySpace::Device || tensor.liveOut ||
+          tensor.bytes == 0)
+        continue;
+      dropped[t] = llvm::none_of(tensor.users, [&](OpIndex user) {
+        return segmentOf[user] > segment;
+      });
+    }
+  }
+  std::vector<uint8_t> recomputed(segments, 0), needed(numOps, 0);
+  std::vector<OpIndex> order;
+  order.reserve(numOps);
+  recomputes = 0;
+  for (OpIndex i = 0; i < static_cast<OpIndex>(numOps); ++i) {
+    for (TensorIndex t : graph.op(i).inputs) {
+      if (!dropped[t])
+        continue;
+      int segment = segmentOf[graph.tensor(t).producer];
+      if (i <= segmentEnd[segment] || recomputed[segment])
+        continue;
+      recomputed[segment] = 1;
+      // The ops of the segment whose dropped outputs are read from here
+      // on, and the dropped inputs they need, transitively.
+      std::vector<OpIndex> stack;
+      for (OpIndex op : forward) {
+        if (segmentOf[op] != segment)
+          continue;
+        for (TensorIndex out : graph.op(op).outputs)
+          if (dropped[out] && graph.tensor(out).users.back() >= i &&
+              !needed[op]) {
+            needed[op] = 1;
+            stack.push_back(op);
+          }
+      }
+      while (!stack.empty()) {
+        OpIndex op = stack.back();
+        stack.pop_back();
+        for (TensorIndex in : graph.op(op).inputs) {
+          OpIndex producer = graph.tensor(in).producer;
+          if (dropped[in] && !needed[producer]) {
+            needed[producer] = 1;
+            stack.push_back(producer);
+          }
+        }
+      }
+      for (OpIndex op : forward)
+        if (needed[op]) {
+          order.push_back(op);
+          needed[op] = 0;
+          ++recomputes;
+        }
+    }
+    order.push_back(i);
+  }
+  return order;
+}
+
+} // namespace
+
+llvm::Expected<RematResult> lms::planSegments(const Graph &graph,
+                                              uint64_t budget,
+                                              const RematOptions &options) {
+  std::vector<uint8_t> recomputable = detail::recomputableOps(graph);
+  std::vector<OpIndex> forward;
+  for (OpIndex i = 0; i < static_cast<OpIndex>(graph.numOps()); ++i)
+    if (!options.backwardOps.empty() && !options.backwardOps[i])
+      forward.push_back(i);
+  // The segment counts tried: every power of two, and the square roots of
+  // Chen et al.; the lowest peak wins (ties: fewer recomputations, then
+  // fewer segments). One segment is the schedule itself.
+  std::vector<size_t> counts = {1};
+  for (size_t k = 2; k <= forward.size(); k *= 2)
+    counts.push_back(k);
+  counts.push_back(static_cast<size_t>(
+      std::ceil(std::sqrt(static_cast<double>(forward.size())))));
+  llvm::sort(counts);
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  std::optional<Plan> best;
+  uint64_t bestPeak = 0;
+  size_t bestRecomputes = 0;
+  for (size_t k : counts) {
+    if (k == 0 || k > std::max<size_t>(1, forward.size()))
+      continue;
+    size_t recomputes = 0;
+    Plan plan =
+        k == 1 ? referencePlan(graph)
+               : planOfOrder(graph, segmentsOrder(graph, forward, recomputable,
+                                                  k, recomputes));
+    llvm::Expected<MemoryProfile> profile =
+        evaluatePlan(graph, plan, EvalOptions{/*recordSteps=*/false});
+    if (!profile)
+      return infeasible("internal error: the segments plan is invalid: " +
+                        llvm::toString(profile.takeError()));
+    if (!best || profile->peakBytes < bestPeak ||
+        (profile->peakBytes == bestPeak && recomputes < bestRecomputes)) {
+      best = std::move(plan);
+      bestPeak = profile->peakBytes;
+      bestRecomputes = recomputes;
+    }
+  }
+  return finish(graph, std::move(*best), budget, options.device, "segments");
 }
 
 llvm::Expected<RematResult> lms::planChenGreedy(const Graph &graph,
@@ -832,6 +1046,7 @@ static constexpr std::pair<RematMethod, llvm::StringLiteral> kMethodNames[] = {
     {RematMethod::ChenGreedy, "chen-greedy"},
     {RematMethod::ChenSqrt, "chen-sqrt"},
     {RematMethod::CheckpointAll, "checkpoint-all"},
+    {RematMethod::Segments, "segments"},
 };
 
 llvm::StringRef lms::rematMethodName(RematMethod method) {
@@ -866,6 +1081,8 @@ llvm::Expected<RematResult> lms::planRemat(const Graph &graph, uint64_t budget,
     return planChenSqrt(graph, budget, options);
   case RematMethod::CheckpointAll:
     return planCheckpointAll(graph, budget, options);
+  case RematMethod::Segments:
+    return planSegments(graph, budget, options);
   }
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "unknown planner");

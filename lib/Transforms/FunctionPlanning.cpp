@@ -93,7 +93,7 @@ mlir::lms::parseRematPlanner(Operation *at, StringRef name,
     return *method;
   return at->emitError() << "invalid " << plannerOption << " '" << name
                          << "': expected heuristic, exact, moccasin, dtr, "
-                            "chen-greedy or chen-sqrt";
+                            "chen-greedy, chen-sqrt or segments";
 }
 
 LogicalResult mlir::lms::verifyRematKnobs(Operation *at,
@@ -548,7 +548,20 @@ rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
   // verifyRematKnobs accepted the name.
   ::lms::RematMethod method = *::lms::parseRematMethod(planner);
   auto plan = [&](uint64_t budget) {
-    return ::lms::planRemat(rg->graph, budget, method, options);
+    if (method != ::lms::RematMethod::ChenSqrt &&
+        method != ::lms::RematMethod::ChenGreedy &&
+        method != ::lms::RematMethod::Segments)
+      return ::lms::planRemat(rg->graph, budget, method, options);
+    // Chen's and PyTorch's baselines checkpoint forward tensors only: of a
+    // training step, the forward pass is what its loss (the first result)
+    // depends on.
+    ::lms::RematOptions chen = options;
+    Operation *terminator = func.getFunctionBody().front().getTerminator();
+    if (terminator && terminator->getNumOperands() > 0)
+      if (std::optional<::lms::TensorIndex> loss =
+              graph->lookupBuffer(terminator->getOperand(0)))
+        chen.backwardOps = ::lms::backwardOpsOf(rg->graph, *loss);
+    return ::lms::planRemat(rg->graph, budget, method, chen);
   };
   for (int attempt = 0;; ++attempt) {
     bool last = attempt + 1 == kAttempts;

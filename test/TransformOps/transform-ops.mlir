@@ -86,7 +86,7 @@ module attributes {transform.with_named_sequence} {
   }
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-    // expected-error @below {{invalid planner 'magic': expected heuristic, exact, moccasin, dtr, chen-greedy or chen-sqrt}}
+    // expected-error @below {{invalid planner 'magic': expected heuristic, exact, moccasin, dtr, chen-greedy, chen-sqrt or segments}}
     transform.lms.rematerialize %f {planner = "magic"} : !transform.any_op
     transform.yield
   }

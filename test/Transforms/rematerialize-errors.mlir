@@ -19,6 +19,7 @@
 // HELP-NEXT:     =dtr
 // HELP-NEXT:     =chen-greedy
 // HELP-NEXT:     =chen-sqrt
+// HELP-NEXT:     =segments
 // HELP-NOT:      =checkpoint-all
 // HELP:      --lms-report-memory
 // TIME: error: invalid time-limit -3{{.*}}: expected a number of seconds >= 0

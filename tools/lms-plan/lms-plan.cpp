@@ -18,8 +18,8 @@
 // offset in one arena (Placement.h) and the budget bounds the arena: when
 // the placement does not fit, the planner is asked again for less.
 //
-// Methods: checkpoint-all, chen-sqrt, chen-greedy, heuristic, dtr, exact
-// (the Checkmate MILP on CBC), moccasin (Moccasin's constraint program on
+// Methods: checkpoint-all, chen-sqrt, chen-greedy, segments, heuristic, dtr,
+// exact (the Checkmate MILP on CBC), moccasin (Moccasin's constraint program on
 // Gecode); without
 // --method, exact for graphs of up to 120 nodes (when built with a MILP
 // solver), else heuristic. Percentages are of the peak of the reference
@@ -62,7 +62,7 @@ static llvm::cl::opt<std::string>
                               "percentage of the reference peak"));
 static llvm::cl::opt<std::string>
     method("method",
-           llvm::cl::desc("checkpoint-all, chen-sqrt, chen-greedy, "
+           llvm::cl::desc("checkpoint-all, chen-sqrt, chen-greedy, segments, "
                           "heuristic, dtr, exact or moccasin (default: by "
                           "graph size)"),
            llvm::cl::init(""));
@@ -185,9 +185,10 @@ int main(int argc, char **argv) {
   if (!method.empty()) {
     namedMethod = parseRematMethod(method);
     if (!namedMethod) {
-      llvm::errs() << "lms-plan: error: unknown method '" << method
-                   << "': expected checkpoint-all, chen-sqrt, chen-greedy, "
-                      "heuristic, dtr, exact or moccasin\n";
+      llvm::errs()
+          << "lms-plan: error: unknown method '" << method
+          << "': expected checkpoint-all, chen-sqrt, chen-greedy, segments, "
+             "heuristic, dtr, exact or moccasin\n";
       return 1;
     }
   }

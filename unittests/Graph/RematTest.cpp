@@ -365,7 +365,7 @@ TEST(Remat, PlannersByName) {
   for (RematMethod m :
        {RematMethod::Heuristic, RematMethod::Exact, RematMethod::Moccasin,
         RematMethod::DTR, RematMethod::ChenGreedy, RematMethod::ChenSqrt,
-        RematMethod::CheckpointAll})
+        RematMethod::CheckpointAll, RematMethod::Segments})
     EXPECT_EQ(parseRematMethod(rematMethodName(m)), m);
   EXPECT_FALSE(parseRematMethod("greedy").has_value());
   Graph g;
@@ -403,4 +403,80 @@ TEST(Remat, ExactIsValidWheneverTheSolverStops) {
         << " s: " << llvm::toString(e.takeError());
     expectValid(g, *e, 211);
   }
+}
+
+namespace {
+
+/// A training chain of n layers: forward f1..fn (each 10 bytes, reading the
+/// one before), a loss, then backward gn..g1 where gi reads fi and g(i+1)
+/// (each 1 byte). Every forward tensor is held until its backward op: the
+/// schedule peaks near 10 n.
+struct TrainingChain {
+  Graph g;
+  TensorIndex loss = -1;
+  explicit TrainingChain(int n) {
+    std::vector<TensorIndex> f;
+    TensorIndex x = g.addTensor("x", 10);
+    TensorIndex previous = x;
+    for (int i = 0; i < n; ++i) {
+      f.push_back(g.addTensor("f" + std::to_string(i), 10));
+      g.addOp("F" + std::to_string(i), {previous}, {f.back()}, seconds(1));
+      previous = f.back();
+    }
+    loss = g.addTensor("loss", 1);
+    g.addOp("loss", {previous}, {loss}, seconds(1));
+    g.setLiveOut(loss);
+    TensorIndex grad = g.addTensor("seed", 1);
+    g.addOp("seed", {}, {grad}, seconds(1));
+    for (int i = n - 1; i >= 0; --i) {
+      TensorIndex next = g.addTensor("g" + std::to_string(i), 1);
+      g.addOp("G" + std::to_string(i), {f[i], grad}, {next}, seconds(1));
+      grad = next;
+    }
+    g.setLiveOut(grad);
+  }
+};
+
+} // namespace
+
+TEST(Remat, BackwardOpsAreWhatTheLossDoesNotNeed) {
+  TrainingChain chain(4);
+  std::vector<uint8_t> backward = backwardOpsOf(chain.g, chain.loss);
+  ASSERT_EQ(backward.size(), chain.g.numOps());
+  // F0..F3 and the loss are forward; the seed and G3..G0 are backward.
+  for (size_t i = 0; i < backward.size(); ++i)
+    EXPECT_EQ(backward[i], i >= 5 ? 1 : 0) << chain.g.op(i).name;
+}
+
+TEST(Remat, SegmentsRecomputeEachSegmentOnce) {
+  // torch.utils.checkpoint's plan: the forward in segments, each segment's
+  // dropped tensors recomputed once in the backward. Peak O(sqrt n) layers
+  // instead of n, each forward op run at most twice.
+  TrainingChain chain(16);
+  uint64_t peak = evaluateSchedule(chain.g).peakBytes;
+  RematOptions options;
+  options.backwardOps = backwardOpsOf(chain.g, chain.loss);
+  llvm::Expected<RematResult> r =
+      planRemat(chain.g, peak, RematMethod::Segments, options);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->method, "segments");
+  expectValid(chain.g, *r, peak);
+  EXPECT_LT(r->peakBytes, peak / 2);
+  std::vector<int> computed(chain.g.numOps(), 0);
+  for (const Step &step : r->plan)
+    if (step.kind == Step::Compute)
+      ++computed[step.index];
+  for (size_t i = 0; i < chain.g.numOps(); ++i)
+    EXPECT_LE(computed[i], 2) << chain.g.op(i).name;
+  // Below what any segment count reaches: a message with the best peak.
+  llvm::Expected<RematResult> tight =
+      planRemat(chain.g, r->peakBytes - 1, RematMethod::Segments, options);
+  ASSERT_FALSE(static_cast<bool>(tight));
+  EXPECT_NE(llvm::toString(tight.takeError()).find("segments plan peaks at"),
+            std::string::npos);
+  // Without a backward pass there is nothing to checkpoint: the schedule.
+  llvm::Expected<RematResult> plain =
+      planRemat(chain.g, peak, RematMethod::Segments, RematOptions());
+  ASSERT_TRUE(static_cast<bool>(plain)) << llvm::toString(plain.takeError());
+  EXPECT_EQ(plain->peakBytes, peak);
 }

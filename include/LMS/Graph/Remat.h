@@ -10,6 +10,8 @@
 //  - checkpoint-all: the schedule order itself (no recomputation);
 //  - chen-sqrt: Chen et al.'s sqrt(n) checkpoints on the forward ops;
 //  - chen-greedy: Chen et al.'s greedy checkpoints, the threshold searched;
+//  - segments: torch.utils.checkpoint over segments of the forward (each
+//    segment's dropped tensors recomputed once, in the backward);
 //  - heuristic: an offline DTR-style simulation (evict the resident tensor
 //    with the least recompute cost per byte and per op until its next use,
 //    recompute on demand), improved by a randomized local search over the
@@ -124,6 +126,12 @@ double scheduleCost(const Graph &graph, const DeviceSpec *device);
 /// resident (live-out, and arguments at entry) added where they are live.
 uint64_t rematLowerBound(const Graph &graph);
 
+/// The backward ops of a training step whose loss is `loss`: the ops the
+/// loss does not depend on (a step computes the loss in its forward pass;
+/// the gradients come after it and do not feed it). For
+/// RematOptions::backwardOps, which Chen's baselines read.
+std::vector<uint8_t> backwardOpsOf(const Graph &graph, TensorIndex loss);
+
 /// The planners. Each fails with a message when it cannot meet the budget.
 llvm::Expected<RematResult> planCheckpointAll(const Graph &graph,
                                               uint64_t budget,
@@ -132,6 +140,16 @@ llvm::Expected<RematResult> planChenSqrt(const Graph &graph, uint64_t budget,
                                          const RematOptions &options);
 llvm::Expected<RematResult> planChenGreedy(const Graph &graph, uint64_t budget,
                                            const RematOptions &options);
+/// torch.utils.checkpoint over segments of the forward ops (those not in
+/// options.backwardOps; none when it is empty): the forward is cut into k
+/// segments of equal op counts; a segment before the last drops the tensors
+/// no later segment reads, and the backward's first read of one recomputes,
+/// once, what the segment's later reads need (PyTorch reruns the segment's
+/// forward). k is the count of lowest peak among the powers of two and
+/// Chen et al.'s sqrt(n). PyTorch's answer on the same graph, for
+/// comparison; the recomputation is the same for every k.
+llvm::Expected<RematResult> planSegments(const Graph &graph, uint64_t budget,
+                                         const RematOptions &options);
 llvm::Expected<RematResult> planRematHeuristic(const Graph &graph,
                                                uint64_t budget,
                                                const RematOptions &options);
@@ -156,11 +174,12 @@ enum class RematMethod {
   DTR,
   ChenGreedy,
   ChenSqrt,
-  CheckpointAll
+  CheckpointAll,
+  Segments
 };
 
 /// The name options use: heuristic, exact, moccasin, dtr, chen-greedy,
-/// chen-sqrt, checkpoint-all.
+/// chen-sqrt, checkpoint-all, segments.
 llvm::StringRef rematMethodName(RematMethod method);
 
 /// The method of a name; nullopt for an unknown one.

@@ -61,7 +61,7 @@ def LMSRematerializeOp : LMSTransformOp<"rematerialize"> {
     Runs the rematerialization planner of `--lms-rematerialize` on every
     function the handle points to, in place. `budget` and `device` as for
     `transform.lms.insert_swaps`; `planner` is heuristic, exact, moccasin,
-    dtr, chen-greedy or chen-sqrt; `time_limit` caps the search in seconds (0:
+    dtr, chen-greedy, chen-sqrt or segments; `time_limit` caps the search in seconds (0:
     no cap, the search is bounded by work and reproducible).
 
     ```mlir

@@ -60,7 +60,10 @@ defvar RematPlannerValues = [{::llvm::cl::values(
   clEnumValN(::lms::RematMethod::ChenGreedy, "chen-greedy",
              "Chen et al.'s greedy segments"),
   clEnumValN(::lms::RematMethod::ChenSqrt, "chen-sqrt",
-             "Chen et al.'s sqrt(n) checkpoints"))}];
+             "Chen et al.'s sqrt(n) checkpoints"),
+  clEnumValN(::lms::RematMethod::Segments, "segments",
+             "torch.utils.checkpoint over segments of the forward (a "
+             "baseline)"))}];
 
 def LMSStrip : Pass<"lms-strip"> {
   let summary = "Undo LMS rewriting: remove swaps and inline recomputations";
@@ -368,7 +371,8 @@ def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
            "::lms::RematMethod::Heuristic",
            "Recomputation planner: heuristic (default), exact (Checkmate "
            "MILP on CBC), moccasin (Moccasin's constraint program on "
-           "Gecode), dtr, chen-greedy or chen-sqrt", RematPlannerValues>,
+           "Gecode), dtr, chen-greedy, chen-sqrt or segments (PyTorch's "
+           "checkpointing)", RematPlannerValues>,
     Option<"timeLimit", "time-limit", "double", "0",
            "Wall-clock cap in seconds per function (0: none; the exact "
            "planner then stops at 60 s), a hard one: a search it stops "
@@ -465,7 +469,8 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "::lms::RematMethod::Heuristic",
            "Recomputation planner: heuristic (default), exact (Checkmate "
            "MILP on CBC), moccasin (Moccasin's constraint program on "
-           "Gecode), dtr, chen-greedy or chen-sqrt", RematPlannerValues>,
+           "Gecode), dtr, chen-greedy, chen-sqrt or segments (PyTorch's "
+           "checkpointing)", RematPlannerValues>,
     Option<"swapPlanner", "swap-planner", "::lms::SwapMethod",
            "::lms::SwapMethod::LMS",
            "Offloading planner: lms (default), tflms or swap-all",
