@@ -618,6 +618,20 @@ std::vector<uint8_t> lms::backwardOpsOf(const Graph &graph, TensorIndex loss) {
   return backward;
 }
 
+std::vector<uint8_t> lms::opsAfterLoss(const Graph &graph, TensorIndex loss) {
+  // The last op that writes the loss: its producer, or an op that updates
+  // it in place.
+  OpIndex last = graph.tensor(loss).producer;
+  for (OpIndex i = std::max<OpIndex>(last, 0);
+       i < static_cast<OpIndex>(graph.numOps()); ++i)
+    if (llvm::is_contained(graph.op(i).updates, loss))
+      last = i;
+  std::vector<uint8_t> after(graph.numOps(), 0);
+  for (OpIndex i = last + 1; i < static_cast<OpIndex>(graph.numOps()); ++i)
+    after[i] = 1;
+  return after;
+}
+
 llvm::Expected<RematResult>
 lms::planCheckpointAll(const Graph &graph, uint64_t budget,
                        const RematOptions &options) {

@@ -286,6 +286,47 @@ SwapResult lms::planSwapEverything(const Graph &graph, const DeviceSpec &device,
   return finish(graph, device, std::move(plan));
 }
 
+SwapResult lms::planSaveOnCpu(const Graph &graph, const DeviceSpec &device,
+                              const SwapOptions &options) {
+  SwapPlan plan;
+  std::vector<int> values;
+  const std::vector<uint8_t> &backward = options.backwardOps;
+  for (TensorIndex t = 0;
+       !backward.empty() && t < static_cast<TensorIndex>(graph.numTensors());
+       ++t) {
+    const Tensor &tensor = graph.tensor(t);
+    if (tensor.space != MemorySpace::Device || tensor.liveOut ||
+        tensor.bytes == 0 || tensor.producer == kEntry ||
+        backward[tensor.producer])
+      continue;
+    // The last forward use before the first backward read.
+    OpIndex last = tensor.producer, first = -1;
+    for (OpIndex use : tensor.users) {
+      if (backward[use]) {
+        first = use;
+        break;
+      }
+      last = use;
+    }
+    if (first < 0 || first - last < 2)
+      continue;
+    int id = valueId(options, t, last, first);
+    if (id < 0)
+      continue;
+    SwapDecision d;
+    d.tensor = t;
+    d.lastUse = last;
+    d.nextUse = first;
+    d.swapOutAfter = last;
+    d.releaseAfter = last;
+    d.swapInBefore = first;
+    plan.decisions.push_back(d);
+    values.push_back(id);
+  }
+  markReuse(plan, values, options);
+  return finish(graph, device, std::move(plan));
+}
+
 //===----------------------------------------------------------------------===//
 // The planners by name
 //===----------------------------------------------------------------------===//
@@ -295,6 +336,7 @@ static constexpr std::pair<SwapMethod, llvm::StringLiteral> kSwapMethodNames[] =
         {SwapMethod::LMS, "lms"},
         {SwapMethod::TFLMS, "tflms"},
         {SwapMethod::SwapAll, "swap-all"},
+        {SwapMethod::SaveOnCpu, "save-on-cpu"},
 };
 
 llvm::StringRef lms::swapMethodName(SwapMethod method) {
@@ -322,6 +364,8 @@ lms::planSwapsWith(SwapMethod method, const Graph &graph,
     return planSwapsTFLMS(graph, device, budget, options);
   case SwapMethod::SwapAll:
     return planSwapEverything(graph, device, options);
+  case SwapMethod::SaveOnCpu:
+    return planSaveOnCpu(graph, device, options);
   }
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "unknown swap planner");

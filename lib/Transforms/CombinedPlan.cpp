@@ -149,6 +149,9 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     ::lms::JointOptions options;
     options.swapMethod = swapKnobs.planner;
     options.swap = swapOptionsOf(swapKnobs, candidates);
+    if (swapKnobs.planner == ::lms::SwapMethod::SaveOnCpu)
+      options.swap.backwardOps =
+          backwardOpsOfLoss(func, *graph, graph->getGraph(), true);
     // A trial's offloading is planned on the IR its rewrite writes, so that
     // the choice's time is the time of its rewrite (without an arena).
     options.offloadAfter = [&](const ::lms::Graph &, const ::lms::Plan &plan,

@@ -82,7 +82,7 @@ mlir::lms::parseSwapPlanner(Operation *at, StringRef name,
   if (std::optional<::lms::SwapMethod> method = ::lms::parseSwapMethod(name))
     return *method;
   return at->emitError() << "invalid " << plannerOption << " '" << name
-                         << "': expected lms, tflms or swap-all";
+                         << "': expected lms, tflms, swap-all or save-on-cpu";
 }
 
 FailureOr<::lms::RematMethod>
@@ -219,6 +219,19 @@ reservedThenLiveBytes(FunctionOpInterface func, bool arena,
   return result;
 }
 
+std::vector<uint8_t> mlir::lms::backwardOpsOfLoss(FunctionOpInterface func,
+                                                  const FunctionGraph &fg,
+                                                  const ::lms::Graph &graph,
+                                                  bool byTime) {
+  Operation *terminator = func.getFunctionBody().front().getTerminator();
+  if (terminator && terminator->getNumOperands() > 0)
+    if (std::optional<::lms::TensorIndex> loss =
+            fg.lookupBuffer(terminator->getOperand(0)))
+      return byTime ? ::lms::opsAfterLoss(graph, *loss)
+                    : ::lms::backwardOpsOf(graph, *loss);
+  return {};
+}
+
 ::lms::SwapOptions mlir::lms::swapOptionsOf(const SwapKnobs &knobs,
                                             const SwapCandidates &candidates) {
   ::lms::SwapOptions options;
@@ -268,8 +281,10 @@ llvm::Expected<::lms::SwapResult> mlir::lms::offloadAfterRecompute(
     if (budgetedBytes(*after, liveOptions) <= limit)
       return ::lms::unswapped(g, spec);
     SwapCandidates candidates(*after);
-    return ::lms::planSwapsWith(knobs.planner, g, spec, limit,
-                                swapOptionsOf(knobs, candidates));
+    ::lms::SwapOptions options = swapOptionsOf(knobs, candidates);
+    if (knobs.planner == ::lms::SwapMethod::SaveOnCpu)
+      options.backwardOps = backwardOpsOfLoss(func, *after, g, true);
+    return ::lms::planSwapsWith(knobs.planner, g, spec, limit, options);
   }();
   snapshot.restore();
   return result;
@@ -325,6 +340,8 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
       planned = &*reserved;
     }
     ::lms::SwapOptions options = swapOptionsOf(knobs, candidates);
+    if (knobs.planner == ::lms::SwapMethod::SaveOnCpu)
+      options.backwardOps = backwardOpsOfLoss(func, *graph, *planned, true);
     if (reserved)
       options.valueAfterGap = [&](::lms::TensorIndex t, ::lms::OpIndex a,
                                   ::lms::OpIndex b) {
@@ -556,11 +573,7 @@ rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
     // training step, the forward pass is what its loss (the first result)
     // depends on.
     ::lms::RematOptions chen = options;
-    Operation *terminator = func.getFunctionBody().front().getTerminator();
-    if (terminator && terminator->getNumOperands() > 0)
-      if (std::optional<::lms::TensorIndex> loss =
-              graph->lookupBuffer(terminator->getOperand(0)))
-        chen.backwardOps = ::lms::backwardOpsOf(rg->graph, *loss);
+    chen.backwardOps = backwardOpsOfLoss(func, *graph, rg->graph, false);
     return ::lms::planRemat(rg->graph, budget, method, chen);
   };
   for (int attempt = 0;; ++attempt) {

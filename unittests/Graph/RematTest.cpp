@@ -446,6 +446,19 @@ TEST(Remat, BackwardOpsAreWhatTheLossDoesNotNeed) {
   // F0..F3 and the loss are forward; the seed and G3..G0 are backward.
   for (size_t i = 0; i < backward.size(); ++i)
     EXPECT_EQ(backward[i], i >= 5 ? 1 : 0) << chain.g.op(i).name;
+  // By time, an op that does not feed the loss but runs before it is in
+  // the forward pass.
+  Graph g;
+  TensorIndex x = g.addTensor("x", 4), early = g.addTensor("early", 4),
+              loss = g.addTensor("loss", 1), late = g.addTensor("late", 4);
+  g.addOp("X", {}, {x}, seconds(1));
+  g.addOp("early", {x}, {early}, seconds(1));
+  g.addOp("loss", {x}, {loss}, seconds(1));
+  g.addOp("late", {early}, {late}, seconds(1));
+  g.setLiveOut(loss);
+  g.setLiveOut(late);
+  EXPECT_EQ(backwardOpsOf(g, loss), (std::vector<uint8_t>{0, 1, 0, 1}));
+  EXPECT_EQ(opsAfterLoss(g, loss), (std::vector<uint8_t>{0, 0, 0, 1}));
 }
 
 TEST(Remat, SegmentsRecomputeEachSegmentOnce) {

@@ -126,11 +126,17 @@ double scheduleCost(const Graph &graph, const DeviceSpec *device);
 /// resident (live-out, and arguments at entry) added where they are live.
 uint64_t rematLowerBound(const Graph &graph);
 
-/// The backward ops of a training step whose loss is `loss`: the ops the
-/// loss does not depend on (a step computes the loss in its forward pass;
-/// the gradients come after it and do not feed it). For
-/// RematOptions::backwardOps, which Chen's baselines read.
+/// The backward ops of a training step whose loss is `loss`, by
+/// dependence: the ops the loss does not depend on (the gradients come
+/// after it and do not feed it). For RematOptions::backwardOps, which
+/// Chen's and PyTorch's checkpointing read: the forward is what they cut.
 std::vector<uint8_t> backwardOpsOf(const Graph &graph, TensorIndex loss);
+
+/// The backward ops of a training step whose loss is `loss`, by time: the
+/// ops after the last one that writes the loss (an op before it that only
+/// the backward reads, such as a view taken right after its producer, runs
+/// in the forward pass). For SwapOptions::backwardOps (save-on-cpu).
+std::vector<uint8_t> opsAfterLoss(const Graph &graph, TensorIndex loss);
 
 /// The planners. Each fails with a message when it cannot meet the budget.
 llvm::Expected<RematResult> planCheckpointAll(const Graph &graph,

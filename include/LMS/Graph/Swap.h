@@ -153,6 +153,9 @@ struct SwapOptions {
   /// copy, which must not change what `a` does (an op that writes into an
   /// alias of t out of place would then write in place). Null: always.
   std::function<bool(TensorIndex, OpIndex)> canReuseAfter;
+  /// Per op, whether it belongs to the backward pass (save-on-cpu offloads
+  /// what the forward saves for it). Empty: no backward pass.
+  std::vector<uint8_t> backwardOps;
 };
 
 /// What a planner produced.
@@ -214,14 +217,26 @@ llvm::Expected<SwapResult> planSwapsTFLMS(const Graph &graph,
 SwapResult planSwapEverything(const Graph &graph, const DeviceSpec &device,
                               const SwapOptions &options = {});
 
+/// PyTorch's torch.autograd.graph.save_on_cpu on the same graph, as a
+/// baseline: every tensor a forward op makes (options.backwardOps says which
+/// ops are backward) and a backward op reads is copied to the host after
+/// its last forward use and released at once, and copied back right before
+/// its first backward read, which waits for it. PyTorch issues both copies
+/// on the compute stream, so nothing overlaps them (the plan's time is
+/// compute plus every copy); it also packs the parameters it saves, which
+/// is not modelled here (in PyTorch's favour). Ignores the budget.
+SwapResult planSaveOnCpu(const Graph &graph, const DeviceSpec &device,
+                         const SwapOptions &options = {});
+
 /// The swap planners, for the one entry point below.
 enum class SwapMethod {
-  LMS,     ///< planSwaps
-  TFLMS,   ///< planSwapsTFLMS
-  SwapAll, ///< planSwapEverything
+  LMS,       ///< planSwaps
+  TFLMS,     ///< planSwapsTFLMS
+  SwapAll,   ///< planSwapEverything
+  SaveOnCpu, ///< planSaveOnCpu
 };
 
-/// The name options and reports use: lms, tflms, swap-all.
+/// The name options and reports use: lms, tflms, swap-all, save-on-cpu.
 llvm::StringRef swapMethodName(SwapMethod method);
 /// The method of a name; nullopt for an unknown one.
 std::optional<SwapMethod> parseSwapMethod(llvm::StringRef name);

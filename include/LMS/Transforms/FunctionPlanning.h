@@ -40,7 +40,7 @@ FailureOr<uint64_t> resolveHostBudget(Operation *scope, StringRef option,
 
 /// The swap planner of a name, as the transform ops spell it (the passes'
 /// options are enums); emits "invalid <plannerOption> '...': expected lms,
-/// tflms or swap-all" at `at` and fails for an unknown one.
+/// tflms, swap-all or save-on-cpu" at `at` and fails for an unknown one.
 FailureOr<::lms::SwapMethod>
 parseSwapPlanner(Operation *at, StringRef name,
                  StringRef plannerOption = "planner");
@@ -68,6 +68,17 @@ FailureOr<SwapStats> insertSwapsInFunction(FunctionOpInterface func,
                                            const ::lms::DeviceSpec &device,
                                            uint64_t limit,
                                            const SwapKnobs &knobs);
+
+/// The backward ops of `graph`, the graph of `fg` or one with the same
+/// tensors, from the function's first result (a training step's loss): by
+/// time, the ops after it is computed (::lms::opsAfterLoss), else the ops
+/// it does not depend on (::lms::backwardOpsOf). Empty when the function
+/// returns nothing the graph holds. For the baselines that need the
+/// forward/backward split (Chen's and PyTorch's checkpointing, by
+/// dependence; save-on-cpu, by time).
+std::vector<uint8_t> backwardOpsOfLoss(FunctionOpInterface func,
+                                       const FunctionGraph &fg,
+                                       const ::lms::Graph &graph, bool byTime);
 
 /// The offloading planner's options: the knobs, and the gaps and host
 /// copies the IR can rewrite (`candidates` must outlive them).

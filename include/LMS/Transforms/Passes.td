@@ -47,7 +47,10 @@ defvar SwapPlannerValues = [{::llvm::cl::values(
   clEnumValN(::lms::SwapMethod::TFLMS, "tflms",
              "TFLMS v2's rules with its auto-tuning (baseline)"),
   clEnumValN(::lms::SwapMethod::SwapAll, "swap-all",
-             "offload every tensor over every gap (baseline)"))}];
+             "offload every tensor over every gap (baseline)"),
+  clEnumValN(::lms::SwapMethod::SaveOnCpu, "save-on-cpu",
+             "PyTorch's save_on_cpu: what the forward saves for the "
+             "backward, copied on the compute stream (baseline)"))}];
 defvar RematPlannerValues = [{::llvm::cl::values(
   clEnumValN(::lms::RematMethod::Heuristic, "heuristic",
              "the interval search (default)"),
@@ -269,16 +272,21 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
     budget), the pass fails with an error at that op naming the smallest
     feasible budget.
 
-    `planner=tflms` and `planner=swap-all` run the baselines of the
-    benchmark instead: TFLMS v2's rules with its auto-tuning, and offloading
-    every tensor over every gap.
+    `planner=tflms`, `planner=swap-all` and `planner=save-on-cpu` run the
+    baselines of the benchmarks instead: TFLMS v2's rules with its
+    auto-tuning, offloading every tensor over every gap, and PyTorch's
+    `torch.autograd.graph.save_on_cpu` (every tensor the forward makes and
+    the backward reads, the backward being the ops after the function's
+    first result, a training step's loss, is computed:
+    copied out after its last forward use and back at its first backward
+    read, each copy waited for at once).
   }];
   let options = [
     LMSBudgetOption,
     LMSDeviceOption,
     Option<"planner", "planner", "::lms::SwapMethod", "::lms::SwapMethod::LMS",
-           "Offloading planner: lms (default), tflms (TFLMS v2 baseline) "
-           "or swap-all", SwapPlannerValues>,
+           "Offloading planner: lms (default), tflms (TFLMS v2 baseline), "
+           "swap-all or save-on-cpu (PyTorch's)", SwapPlannerValues>,
     LMSHostBudgetOption,
     LMSArenaOption,
     LMSAlignmentOption,
@@ -473,8 +481,8 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "checkpointing)", RematPlannerValues>,
     Option<"swapPlanner", "swap-planner", "::lms::SwapMethod",
            "::lms::SwapMethod::LMS",
-           "Offloading planner: lms (default), tflms or swap-all",
-           SwapPlannerValues>,
+           "Offloading planner: lms (default), tflms, swap-all or "
+           "save-on-cpu", SwapPlannerValues>,
     LMSHostBudgetOption,
     Option<"timeLimit", "time-limit", "double", "0",
            "Wall-clock cap in seconds of the recomputation planner per "
