@@ -379,6 +379,8 @@ FailureOr<GraphBuilder::Summary> GraphBuilder::summarizeRegions(Operation *op) {
   if (std::optional<uint64_t> trips = staticTripCount(op)) {
     total.cost.flops *= static_cast<double>(*trips);
     total.cost.bytes *= static_cast<double>(*trips);
+    for (::lms::Kernel &kernel : total.cost.kernels)
+      kernel.launches *= static_cast<double>(*trips);
   }
   return total;
 }
@@ -1050,10 +1052,11 @@ FailureOr<int64_t> BlockTranslator::transientBytes(Operation &op,
     cost.bytes += summary->cost.bytes;
     // An lms.recompute is inlined where it stands before it is lowered:
     // its ops are kernels of their own, each timed with its launch (as
-    // the recomputation planner timed them). Other ops with regions stay
-    // one kernel of their regions' total (a loop's iterations and its
-    // body's ops are not timed one by one).
-    if (isa<RecomputeOp>(op))
+    // the recomputation planner timed them). A loop's body launches its
+    // kernels once per iteration (a split into many slices pays their
+    // launches). Other ops with regions stay one kernel of their regions'
+    // total.
+    if (isa<RecomputeOp>(op) || staticTripCount(&op))
       cost.kernels = std::move(summary->cost.kernels);
     return summary->peakBytes;
   }

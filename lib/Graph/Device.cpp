@@ -73,7 +73,8 @@ double DeviceSpec::computeSeconds(const OpCost &cost) const {
     return roofline(cost.flops, cost.bytes) + upload;
   double seconds = upload;
   for (const Kernel &k : cost.kernels)
-    seconds += k.seconds ? *k.seconds : roofline(k.flops, k.bytes);
+    seconds +=
+        k.launches * (k.seconds ? *k.seconds : roofline(k.flops, k.bytes));
   return seconds;
 }
 

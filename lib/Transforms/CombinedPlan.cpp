@@ -24,6 +24,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir {
@@ -44,6 +45,16 @@ struct Outcome {
   RematStats remat;
   /// The joint plan: the share of the excess its recomputation removes.
   std::optional<double> jointShare;
+};
+
+/// A split where no op's bound is over the budget is kept only when its
+/// plan's step is this much faster than the plan without it.
+constexpr double kSplitGain = 0.01;
+
+/// The outcome of each candidate of one `planMixes` and the fastest.
+struct MixTrial {
+  std::vector<std::optional<Outcome>> outcomes;
+  std::optional<size_t> best;
 };
 
 struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
@@ -102,6 +113,13 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
 
   SwapKnobs swapKnobs;
   RematKnobs rematKnobs;
+  /// The copy the split trials plan (planSplitIfFaster), named as its
+  /// function in what the pass prints.
+  Operation *trialCopy = nullptr;
+  std::string trialName;
+  std::string nameOf(FunctionOpInterface func) const {
+    return func == trialCopy ? trialName : func.getName().str();
+  }
   bool reorderedAny = false;
   std::vector<double> fractions;
 
@@ -174,7 +192,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     if (!planned) {
       std::string message = llvm::toString(planned.takeError());
       if (printStatistics)
-        llvm::errs() << "lms-plan: @" << func.getName() << ": " << message
+        llvm::errs() << "lms-plan: @" << nameOf(func) << ": " << message
                      << "\n";
       emitError(func.getLoc()) << message;
       return failure();
@@ -184,7 +202,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         llvm::errs() << llvm::formatv(
             "lms-plan: @{0}: joint trial: recompute {1,3:P0} of the excess, "
             "{2} units kept: {3}\n",
-            func.getName(), trial.rematShare, trial.kept,
+            nameOf(func), trial.rematShare, trial.kept,
             trial.seconds
                 ? llvm::formatv("{0:F1} us", *trial.seconds * 1e6).str()
                 : trial.failure);
@@ -210,9 +228,9 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         if (printStatistics)
           llvm::errs() << llvm::formatv(
               "lms-plan: @{0}: joint: planned {1:F1} us, written {2:F1} us\n",
-              func.getName(), choices[i].seconds * 1e6, written->seconds * 1e6);
+              nameOf(func), choices[i].seconds * 1e6, written->seconds * 1e6);
         if (printStatistics && i > 0)
-          llvm::errs() << "lms-plan: @" << func.getName()
+          llvm::errs() << "lms-plan: @" << nameOf(func)
                        << ": joint: the rewrite of the faster trials did not "
                           "fit; written: trial "
                        << i + 1 << " of " << choices.size() << "\n";
@@ -330,9 +348,160 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
           return success();
       }
     }
+    // An op under the budget may still be worth splitting: it then holds
+    // less, and less is offloaded or recomputed around it.
+    if (split) {
+      FailureOr<bool> planned = planSplitIfFaster(func, context, *limit);
+      if (failed(planned))
+        return failure();
+      if (*planned)
+        return success();
+      if (failed(remeasure()))
+        return failure();
+    }
     FailureOr<double> seconds = planMixes(func, context, *limit, *graph, peak,
                                           measured, /*commit=*/true);
     return failure(failed(seconds));
+  }
+
+  /// Where no op's bound is over the budget: plans the function as it is
+  /// and split for each fraction, on a copy of the function beside it, and
+  /// commits the fastest simulated step to the function, a split only when
+  /// it is faster by kSplitGain (a split whose step without LMS is already
+  /// slower than the fastest plan is not planned). False, with the function
+  /// untouched, when no fraction splits anything or no trial gives a plan:
+  /// then the caller plans it as it is.
+  FailureOr<bool> planSplitIfFaster(FunctionOpInterface func,
+                                    const PlanningContext &context,
+                                    uint64_t limit) {
+    // The trials run on a copy in the module (calls resolve as from the
+    // function), so that the function's ops stay the same ops unless a
+    // split is chosen. The copy is analysed without the pass's caches,
+    // which are keyed by operation and would outlive it.
+    PlanningContext trialContext = context;
+    trialContext.graphOptions.callSummaries = nullptr;
+    trialContext.graphOptions.arenaModels = nullptr;
+    const GraphOptions &trialOptions = trialContext.graphOptions;
+    auto copy = cast<FunctionOpInterface>(func->clone());
+    Operation *parent = func->getParentOp();
+    if (parent && parent->hasTrait<OpTrait::SymbolTable>())
+      SymbolTable(parent).insert(copy, Block::iterator(func));
+    else
+      func->getBlock()->getOperations().insert(Block::iterator(func), copy);
+    trialCopy = copy;
+    trialName = func.getName().str();
+    auto eraseCopy = llvm::make_scope_exit([&] {
+      trialCopy = nullptr;
+      copy->erase();
+    });
+    BodySnapshot snapshot(copy);
+
+    // The function split for `fraction` (as it is when unset), its graph
+    // and what the budget bounds in it.
+    struct Trial {
+      std::optional<FunctionGraph> graph;
+      uint64_t peak = 0, measured = 0;
+    };
+    auto prepare = [&](FunctionOpInterface target,
+                       const GraphOptions &graphOptions,
+                       std::optional<double> fraction) -> FailureOr<Trial> {
+      if (fraction) {
+        ScopedDiagnosticHandler quiet(target->getContext(),
+                                      [](Diagnostic &) { return success(); });
+        FailureOr<unsigned> splits =
+            splitFor(target, graphOptions, limit, *fraction, false);
+        if (failed(splits) || *splits == 0)
+          return failure();
+      }
+      FailureOr<FunctionGraph> graph =
+          FunctionGraph::build(target, graphOptions);
+      if (failed(graph))
+        return failure();
+      Trial trial;
+      trial.peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
+      trial.measured = budgetedBytes(*graph, graphOptions);
+      trial.graph = std::move(*graph);
+      return trial;
+    };
+    std::vector<std::optional<double>> order = {std::nullopt};
+    for (double fraction : fractions) {
+      snapshot.restore();
+      if (succeeded(prepare(copy, trialOptions, fraction)))
+        order.push_back(fraction);
+    }
+    if (order.size() == 1)
+      return false;
+
+    auto label = [](std::optional<double> fraction) {
+      return fraction
+                 ? llvm::formatv("split for {0:P0} of the budget", *fraction)
+                       .str()
+                 : std::string("as it is");
+    };
+    auto report = [&](std::optional<double> fraction, llvm::StringRef what) {
+      if (printStatistics)
+        llvm::errs() << "lms-plan: @" << func.getName() << ": "
+                     << label(fraction) << ": " << what << "\n";
+    };
+    // Each trial's step time and the mix it chose; the function as it is
+    // first, so that slower splits are not planned.
+    std::optional<double> bestSeconds;
+    std::optional<double> bestFraction;
+    MixTrial bestMix;
+    for (std::optional<double> fraction : order) {
+      snapshot.restore();
+      FailureOr<Trial> trial = prepare(copy, trialOptions, fraction);
+      if (failed(trial))
+        continue;
+      const ::lms::Graph &g = trial->graph->getGraph();
+      double required = fraction ? 1 - kSplitGain : 1;
+      std::optional<double> seconds;
+      MixTrial mix;
+      if (trial->measured <= limit) {
+        seconds = ::lms::simulate(g, context.device).totalSeconds;
+      } else if (bestSeconds &&
+                 ::lms::simulate(g, context.device).totalSeconds >=
+                     *bestSeconds * required) {
+        report(fraction, "not planned (slower without LMS than the plan "
+                         "above)");
+        continue;
+      } else {
+        FailureOr<double> planned =
+            planMixes(copy, trialContext, limit, *trial->graph, trial->peak,
+                      trial->measured, /*commit=*/false, nullptr, &mix);
+        if (succeeded(planned))
+          seconds = *planned;
+      }
+      report(fraction, seconds
+                           ? llvm::formatv("{0:F1} us", *seconds * 1e6).str()
+                           : std::string("no plan"));
+      // Loops are worth their complexity only for a clear gain.
+      if (seconds && (!bestSeconds || *seconds < *bestSeconds * required)) {
+        bestSeconds = seconds;
+        bestFraction = fraction;
+        bestMix = std::move(mix);
+      }
+    }
+    // No trial gave a plan: the function as it is, whose planners explain.
+    if (!bestSeconds)
+      return false;
+    if (printStatistics)
+      llvm::errs() << "lms-plan: @" << func.getName()
+                   << ": chosen: " << label(bestFraction) << "\n";
+    FailureOr<Trial> chosen = prepare(func, context.graphOptions, bestFraction);
+    if (failed(chosen))
+      return emitError(func.getLoc())
+             << "internal error: the chosen split failed when repeated";
+    if (bestFraction)
+      reorderedAny = true;
+    if (chosen->measured <= limit)
+      return true;
+    FailureOr<double> seconds =
+        planMixes(func, context, limit, *chosen->graph, chosen->peak,
+                  chosen->measured, /*commit=*/true, &bestMix);
+    if (failed(seconds))
+      return failure();
+    return true;
   }
 
   /// Splits for `fraction` of `limit` (--lms-split).
@@ -403,10 +572,15 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
   /// Offloads and recomputes `func` (already reordered and split) for
   /// several mixes, each on a copy, and keeps the fastest simulated step
   /// (`commit`), or only says how fast it is (the function is restored).
+  /// With `record`, the outcome of each candidate and the fastest are kept
+  /// there; with `replay` (such a record, made on the same function) only
+  /// its fastest candidate is run and the recorded outcomes are reported.
   FailureOr<double> planMixes(FunctionOpInterface func,
                               const PlanningContext &context, uint64_t limit,
                               const FunctionGraph &graph, uint64_t peak,
-                              uint64_t measured, bool commit) {
+                              uint64_t measured, bool commit,
+                              const MixTrial *replay = nullptr,
+                              MixTrial *record = nullptr) {
     const GraphOptions &graphOptions = context.graphOptions;
     const ::lms::DeviceSpec &spec = context.device;
     // What must go: of the live bytes, or of the arena with arena=true.
@@ -447,7 +621,12 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     BodySnapshot snapshot(func);
     std::optional<size_t> best;
     std::vector<std::optional<Outcome>> outcomes(candidates.size());
-    for (size_t i = 0; i < candidates.size(); ++i) {
+    bool replayed = replay && replay->outcomes.size() == candidates.size();
+    if (replayed) {
+      best = replay->best;
+      outcomes = replay->outcomes;
+    }
+    for (size_t i = 0; i < candidates.size() && !replayed; ++i) {
       snapshot.restore();
       // Candidates fail quietly: only the chosen one speaks.
       ScopedDiagnosticHandler quiet(func->getContext(),
@@ -460,13 +639,17 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         best = i;
     }
     snapshot.restore();
+    if (record) {
+      record->outcomes = outcomes;
+      record->best = best;
+    }
     if (!commit) {
       if (!best)
         return failure();
       return outcomes[*best]->seconds;
     }
     if (printStatistics) {
-      llvm::errs() << "lms-plan: @" << func.getName() << ": budget " << limit
+      llvm::errs() << "lms-plan: @" << nameOf(func) << ": budget " << limit
                    << " bytes, peak " << peak << " bytes, without LMS "
                    << llvm::formatv("{0:F1}", unconstrained * 1e6) << " us\n";
       for (size_t i = 0; i < candidates.size(); ++i) {

@@ -4,7 +4,8 @@
 // RUN: not lms-opt %s --lms-host-budget=2KiB --lms-insert-swaps=budget=32KiB -o /dev/null 2>&1 | FileCheck %s --check-prefix=SWAP-OVER
 // RUN: lms-opt %s --lms-host-budget=2KiB --lms-insert-swaps="budget=32KiB host-budget=1MiB" | FileCheck %s --check-prefix=SWAP-FITS
 // RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false host-budget=2KiB" | FileCheck %s --check-prefix=PLAN
-// RUN: not lms-opt %s --lms-plan="budget=32KiB schedule=false strategy=swap host-budget=2KiB" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SWAP-OVER
+// RUN: not lms-opt %s --lms-plan="budget=32KiB schedule=false split=false strategy=swap host-budget=2KiB" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SWAP-OVER
+// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false strategy=swap host-budget=2KiB" | FileCheck %s --check-prefix=PLAN-SPLIT
 // RUN: not lms-opt %s --lms-insert-swaps="budget=32KiB host-budget=50%" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PERCENT
 // RUN: not lms-opt %s --lms-insert-swaps="budget=32KiB host-budget=lots" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MALFORMED
 
@@ -15,12 +16,21 @@
 // COM: combined planner drops the offloading candidates that exceed the
 // COM: host budget and recomputes instead. Without either option the host
 // COM: budget is the device preset's host memory (docs/UserGuide.md).
+// COM: Offloading alone (strategy=swap) cannot fit the host budget, but
+// COM: --lms-plan may also split ops (split=true, the default): the
+// COM: exponential and the reduction become a loop over slices that fits
+// COM: 32 KiB with nothing offloaded.
 
 // SWAP-OVER: error: fitting the device budget 32.0 KiB (32768 bytes) by offloading holds 4.00 KiB (4096 bytes) in host memory at once, over the host budget 2.00 KiB (2048 bytes)
 // SWAP-FITS: lms.swap_out
 // PLAN-NOT: lms.swap_out
 // PLAN: lms.recompute
 // PLAN-NOT: lms.swap_out
+// PLAN-SPLIT-NOT: lms.swap_out
+// PLAN-SPLIT: scf.for
+// PLAN-SPLIT: linalg.exp
+// PLAN-SPLIT: linalg.reduce
+// PLAN-SPLIT-NOT: lms.swap_out
 // PERCENT: error: invalid host-budget '50%': a host budget is a size in bytes, not a percentage
 // MALFORMED: error: invalid host-budget 'lots'
 // expected-error @below {{over the host budget 2.00 KiB (2048 bytes)}}

@@ -78,6 +78,11 @@ TEST(DeviceTest, PresetsExistAndTimesFollowTheRoofline) {
   // A fixed time wins.
   OpCost fixed{1e20, 1e20, 0.5};
   EXPECT_EQ(v100.computeSeconds(fixed), 0.5);
+  // A loop's body kernel launched 100 times pays 100 launches: 100 x
+  // (0.01 ms + overhead), not one launch of the total work.
+  OpCost loop{15.7e9, 1e3, std::nullopt};
+  loop.kernels.push_back({15.7e7, 10, std::nullopt, 100});
+  EXPECT_NEAR(v100.computeSeconds(loop), 1e-3 + 100 * v100.opOverhead, 1e-9);
   // Pinned PCIe Gen3, 12 GB/s: 12 MB take 1 ms plus the copy latency.
   EXPECT_NEAR(v100.h2dSeconds(12000000), 1e-3 + v100.copyLatency, 1e-9);
   DeviceSpec gh200 = *lookupDevicePreset("gh200");

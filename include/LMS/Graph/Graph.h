@@ -45,10 +45,13 @@ struct Kernel {
   double bytes = 0;
   /// A fixed time that overrides the roofline estimate.
   std::optional<double> seconds;
+  /// How many times it is launched (a loop's body kernels: once per
+  /// iteration); `flops`, `bytes` and `seconds` are of one launch.
+  double launches = 1;
 
   bool operator==(const Kernel &other) const {
     return flops == other.flops && bytes == other.bytes &&
-           seconds == other.seconds;
+           seconds == other.seconds && launches == other.launches;
   }
 };
 
@@ -64,8 +67,9 @@ struct OpCost {
   /// timed on the host link on top of the roofline estimate.
   double h2dBytes = 0;
   /// The kernels of an op that launches several once lowered (an
-  /// lms.recompute, whose ops are inlined where it stands): each is timed
-  /// on its own, launch overhead included. `flops` and `bytes` are their
+  /// lms.recompute, whose ops are inlined where it stands, or a loop, whose
+  /// body's kernels are launched once per iteration): each is timed on its
+  /// own, launch overhead included. `flops` and `bytes` are their
   /// totals. Empty: the op is one kernel.
   std::vector<Kernel> kernels;
 };

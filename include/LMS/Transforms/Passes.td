@@ -434,6 +434,15 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
     it out and back (cost: the copy time not hidden behind compute) and
     recomputing it (cost: its compute, recursively).
 
+    Splitting (`split=true`, the default) comes before the candidates. An
+    op whose operands and results alone exceed the budget is split into
+    loops over slices, as `--lms-split` does. Where every op fits whole,
+    the function is also planned split (on a copy beside it, for each
+    `split-fraction`): ops at the peak then hold one slice of their
+    intermediates, and less is offloaded or recomputed around them, at the
+    cost of the loops' launches. The split is kept when its plan is at
+    least 1% faster; otherwise the function's ops stay the same ops.
+
     `strategy=swap` and `strategy=recompute` force one kind;
     `strategy=joint` runs the joint planner alone. The options of
     the two passes apply (`time-limit` and `remat-planner` to the
@@ -464,9 +473,10 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "Reorder the ops of a function that does not fit for a smaller "
            "peak before offloading or recomputing">,
     Option<"split", "split", "bool", "true",
-           "Split the op that sets the smallest feasible budget into loops "
-           "over slices (as --lms-split does) when that budget is above the "
-           "budget">,
+           "Split ops into loops over slices (as --lms-split does): the op "
+           "that sets the smallest feasible budget when that is above the "
+           "budget, and otherwise where the plan of the split function is "
+           "at least 1% faster than the plan without splitting">,
     ListOption<"splitFractions", "split-fraction", "double",
            "When splitting, the smallest feasible budget to reach, as a "
            "fraction of the budget, in (0, 1] (the rest is left to what "
