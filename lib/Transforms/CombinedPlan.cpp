@@ -365,12 +365,12 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
   }
 
   /// Where no op's bound is over the budget: plans the function as it is
-  /// and split for each fraction, on a copy of the function beside it, and
-  /// commits the fastest simulated step to the function, a split only when
-  /// it is faster by kSplitGain (a split whose step without LMS is already
-  /// slower than the fastest plan is not planned). False, with the function
-  /// untouched, when no fraction splits anything or no trial gives a plan:
-  /// then the caller plans it as it is.
+  /// (on itself: that plan stays unless a split wins) and split for each
+  /// fraction (on a copy beside it), and keeps the fastest simulated step, a
+  /// split only when it is faster by kSplitGain (a split whose step without
+  /// LMS is already slower than the fastest plan is not planned). False,
+  /// with the function untouched, when no fraction splits anything or no
+  /// trial gives a plan: then the caller plans it as it is.
   FailureOr<bool> planSplitIfFaster(FunctionOpInterface func,
                                     const PlanningContext &context,
                                     uint64_t limit) {
@@ -423,13 +423,13 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       trial.graph = std::move(*graph);
       return trial;
     };
-    std::vector<std::optional<double>> order = {std::nullopt};
+    std::vector<double> splitting;
     for (double fraction : fractions) {
       snapshot.restore();
       if (succeeded(prepare(copy, trialOptions, fraction)))
-        order.push_back(fraction);
+        splitting.push_back(fraction);
     }
-    if (order.size() == 1)
+    if (splitting.empty())
       return false;
 
     auto label = [](std::optional<double> fraction) {
@@ -438,23 +438,44 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                        .str()
                  : std::string("as it is");
     };
-    auto report = [&](std::optional<double> fraction, llvm::StringRef what) {
+    auto report = [&](std::optional<double> fraction,
+                      std::optional<double> seconds, llvm::StringRef why) {
       if (printStatistics)
         llvm::errs() << "lms-plan: @" << func.getName() << ": "
-                     << label(fraction) << ": " << what << "\n";
+                     << label(fraction) << ": "
+                     << (seconds
+                             ? llvm::formatv("{0:F1} us", *seconds * 1e6).str()
+                             : why.str())
+                     << "\n";
     };
-    // Each trial's step time and the mix it chose; the function as it is
-    // first, so that slower splits are not planned.
+    // The function as it is first, planned on itself and kept (undone only
+    // when a split wins), so that slower splits are not planned.
     std::optional<double> bestSeconds;
     std::optional<double> bestFraction;
     MixTrial bestMix;
-    for (std::optional<double> fraction : order) {
+    BodySnapshot original(func);
+    if (FailureOr<Trial> trial = prepare(func, context.graphOptions, {});
+        succeeded(trial)) {
+      FailureOr<double> planned =
+          trial->measured <= limit
+              ? FailureOr<double>(
+                    ::lms::simulate(trial->graph->getGraph(), context.device)
+                        .totalSeconds)
+              : planMixes(func, context, limit, *trial->graph, trial->peak,
+                          trial->measured, /*commit=*/true, nullptr, nullptr,
+                          /*explain=*/false);
+      if (succeeded(planned))
+        bestSeconds = *planned;
+    }
+    report(std::nullopt, bestSeconds, "no plan");
+    for (double fraction : splitting) {
       snapshot.restore();
       FailureOr<Trial> trial = prepare(copy, trialOptions, fraction);
       if (failed(trial))
         continue;
       const ::lms::Graph &g = trial->graph->getGraph();
-      double required = fraction ? 1 - kSplitGain : 1;
+      // Loops are worth their complexity only for a clear gain.
+      double required = 1 - kSplitGain;
       std::optional<double> seconds;
       MixTrial mix;
       if (trial->measured <= limit) {
@@ -462,8 +483,8 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       } else if (bestSeconds &&
                  ::lms::simulate(g, context.device).totalSeconds >=
                      *bestSeconds * required) {
-        report(fraction, "not planned (slower without LMS than the plan "
-                         "above)");
+        report(fraction, std::nullopt,
+               "not planned (slower without LMS than the plan above)");
         continue;
       } else {
         FailureOr<double> planned =
@@ -472,28 +493,28 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         if (succeeded(planned))
           seconds = *planned;
       }
-      report(fraction, seconds
-                           ? llvm::formatv("{0:F1} us", *seconds * 1e6).str()
-                           : std::string("no plan"));
-      // Loops are worth their complexity only for a clear gain.
+      report(fraction, seconds, "no plan");
       if (seconds && (!bestSeconds || *seconds < *bestSeconds * required)) {
         bestSeconds = seconds;
         bestFraction = fraction;
         bestMix = std::move(mix);
       }
     }
-    // No trial gave a plan: the function as it is, whose planners explain.
+    // No trial gave a plan: the function as it is (unchanged), whose
+    // planners explain.
     if (!bestSeconds)
       return false;
     if (printStatistics)
       llvm::errs() << "lms-plan: @" << func.getName()
                    << ": chosen: " << label(bestFraction) << "\n";
+    if (!bestFraction)
+      return true;
+    original.restore();
     FailureOr<Trial> chosen = prepare(func, context.graphOptions, bestFraction);
     if (failed(chosen))
       return emitError(func.getLoc())
              << "internal error: the chosen split failed when repeated";
-    if (bestFraction)
-      reorderedAny = true;
+    reorderedAny = true;
     if (chosen->measured <= limit)
       return true;
     FailureOr<double> seconds =
@@ -575,12 +596,14 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
   /// With `record`, the outcome of each candidate and the fastest are kept
   /// there; with `replay` (such a record, made on the same function) only
   /// its fastest candidate is run and the recorded outcomes are reported.
+  /// Without `explain`, a failure leaves the function as it was and says
+  /// nothing (the candidates' diagnostics are not shown).
   FailureOr<double> planMixes(FunctionOpInterface func,
                               const PlanningContext &context, uint64_t limit,
                               const FunctionGraph &graph, uint64_t peak,
                               uint64_t measured, bool commit,
                               const MixTrial *replay = nullptr,
-                              MixTrial *record = nullptr) {
+                              MixTrial *record = nullptr, bool explain = true) {
     const GraphOptions &graphOptions = context.graphOptions;
     const ::lms::DeviceSpec &spec = context.device;
     // What must go: of the live bytes, or of the arena with arena=true.
@@ -670,6 +693,8 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
             best && *best == i ? "  <- chosen" : "");
       }
     }
+    if (!best && !explain)
+      return failure();
     if (!best) {
       // No candidate fits: the first one explains why (the offloading
       // planner, or recomputing when only that was asked for).
