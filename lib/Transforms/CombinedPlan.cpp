@@ -374,10 +374,11 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
   FailureOr<bool> planSplitIfFaster(FunctionOpInterface func,
                                     const PlanningContext &context,
                                     uint64_t limit) {
-    // The trials run on a copy in the module (calls resolve as from the
-    // function), so that the function's ops stay the same ops unless a
-    // split is chosen. The copy is analysed without the pass's caches,
-    // which are keyed by operation and would outlive it.
+    // The split trials run on a copy in the module (calls resolve as from
+    // the function), so that the function's ops stay the same ops unless a
+    // split is chosen; the plan as it is is made on the function itself.
+    // The copy is analysed without the pass's caches, which are keyed by
+    // operation and would outlive it.
     PlanningContext trialContext = context;
     trialContext.graphOptions.callSummaries = nullptr;
     trialContext.graphOptions.arenaModels = nullptr;
