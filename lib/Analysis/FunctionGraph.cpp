@@ -344,15 +344,38 @@ FailureOr<GraphBuilder::Summary> GraphBuilder::summarizeBlock(Operation *owner,
   ::lms::MemoryProfile profile = ::lms::evaluateSchedule(
       inner.getGraph(), ::lms::EvalOptions{/*recordSteps=*/false});
   summary.peakBytes = static_cast<int64_t>(profile.peakBytes);
-  for (const ::lms::Op &op : inner.getGraph().getOps()) {
+  const ::lms::Graph &g = inner.getGraph();
+  for (auto [index, op] : llvm::enumerate(g.getOps())) {
     summary.cost.flops += op.cost.flops;
     summary.cost.bytes += op.cost.bytes;
-    // The kernels the block's ops launch (free ops launch none).
+    // A copy between host and device (an offload or a fetch planned inside
+    // the body) is timed on the host link, for the bytes of the device
+    // tensor it copies (a fetched value the body yields counts no bytes
+    // here: the enclosing op holds it).
+    if (op.kind == ::lms::OpKind::SwapOut || op.kind == ::lms::OpKind::SwapIn) {
+      Operation *copyOp = inner.getOp(static_cast<OpIndex>(index));
+      Value device = op.kind == ::lms::OpKind::SwapOut ? copyOp->getOperand(0)
+                                                       : copyOp->getResult(0);
+      ::lms::Kernel copy;
+      double bytes =
+          static_cast<double>(staticBytes(device.getType()).value_or(0));
+      (op.kind == ::lms::OpKind::SwapOut ? copy.d2hBytes : copy.h2dBytes) =
+          bytes;
+      summary.cost.kernels.push_back(copy);
+      continue;
+    }
+    // The kernels the block's ops launch (free ops launch none), with the
+    // constants they upload.
     if (!op.cost.kernels.empty())
       llvm::append_range(summary.cost.kernels, op.cost.kernels);
     else if (!op.cost.seconds || *op.cost.seconds != 0)
       summary.cost.kernels.push_back(
           {op.cost.flops, op.cost.bytes, op.cost.seconds});
+    if (op.cost.h2dBytes > 0) {
+      ::lms::Kernel upload;
+      upload.h2dBytes = op.cost.h2dBytes;
+      summary.cost.kernels.push_back(upload);
+    }
   }
   return summary;
 }

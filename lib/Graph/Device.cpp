@@ -72,9 +72,17 @@ double DeviceSpec::computeSeconds(const OpCost &cost) const {
   if (cost.kernels.empty())
     return roofline(cost.flops, cost.bytes) + upload;
   double seconds = upload;
-  for (const Kernel &k : cost.kernels)
-    seconds +=
-        k.launches * (k.seconds ? *k.seconds : roofline(k.flops, k.bytes));
+  for (const Kernel &k : cost.kernels) {
+    double copies =
+        (k.h2dBytes > 0 ? h2dSeconds(static_cast<uint64_t>(k.h2dBytes)) : 0) +
+        (k.d2hBytes > 0 ? d2hSeconds(static_cast<uint64_t>(k.d2hBytes)) : 0);
+    // A copy alone launches no kernel.
+    bool copyOnly = copies > 0 && k.flops == 0 && k.bytes == 0 && !k.seconds;
+    double kernel = copyOnly    ? 0
+                    : k.seconds ? *k.seconds
+                                : roofline(k.flops, k.bytes);
+    seconds += k.launches * (kernel + copies);
+  }
   return seconds;
 }
 

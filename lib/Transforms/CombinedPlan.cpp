@@ -324,6 +324,31 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
           return success();
       }
     }
+    // Loops (and other ops with regions) whose body's peak alone keeps
+    // them over the budget: their bodies are planned first, each with the
+    // faster of offloading and recomputing inside it.
+    if (::lms::minimumFeasibleBytes(graph->getGraph()).first > *limit) {
+      FailureOr<RegionPlanning> bodies = planFunctionBodies(
+          func, graphOptions, *limit,
+          [&](Block &body, const FunctionGraph &bodyGraph, uint64_t room) {
+            return planBody(func, body, bodyGraph, room, context);
+          },
+          /*fetchInside=*/strategy != PlanStrategy::Recompute);
+      if (failed(bodies))
+        return failure();
+      if (printStatistics && bodies->fetched)
+        llvm::errs() << "lms-plan: @" << func.getName() << ": "
+                     << bodies->fetched
+                     << " values offloaded before loops and fetched in each "
+                        "iteration\n";
+      if (bodies->bodies || bodies->fetched) {
+        reorderedAny = true;
+        if (failed(remeasure()))
+          return failure();
+        if (measured <= *limit)
+          return success();
+      }
+    }
     // Then what no plan that keeps ops whole can meet: the op that sets
     // the smallest feasible budget, split into slices (--lms-split).
     if (split &&
@@ -362,6 +387,65 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     FailureOr<double> seconds = planMixes(func, context, *limit, *graph, peak,
                                           measured, /*commit=*/true);
     return failure(failed(seconds));
+  }
+
+  /// Plans `body` (of an op of `func` whose bound is over the budget) to fit
+  /// `room`: offloading and recomputing inside it are both tried, and the
+  /// one whose body the simulator times faster stays (recomputing on a
+  /// tie); the error of offloading when neither fits.
+  LogicalResult planBody(FunctionOpInterface func, Block &body,
+                         const FunctionGraph &bodyGraph, uint64_t room,
+                         const PlanningContext &context) {
+    const GraphOptions &graphOptions = context.graphOptions;
+    const ::lms::DeviceSpec &spec = context.device;
+    Operation *owner = body.getParentOp();
+    // The body's time after a rewrite, or nothing when the rewrite failed.
+    auto timed = [&](LogicalResult rewritten) -> std::optional<double> {
+      if (failed(rewritten))
+        return std::nullopt;
+      FailureOr<FunctionGraph> after =
+          FunctionGraph::buildNested(body, graphOptions);
+      if (failed(after))
+        return std::nullopt;
+      return ::lms::simulate(after->getGraph(), spec).totalSeconds;
+    };
+    // strategy=swap and strategy=recompute force their kind here too.
+    if (strategy == PlanStrategy::Swap)
+      return offloadInBody(body, bodyGraph, room, graphOptions, spec, swapKnobs,
+                           nullptr);
+    if (strategy == PlanStrategy::Recompute)
+      return recomputeInBody(body, bodyGraph, room, graphOptions, spec,
+                             rematKnobs, nullptr);
+    BodySnapshot snapshot(func);
+    std::optional<double> offloaded, recomputed;
+    {
+      ScopedDiagnosticHandler quiet(func->getContext(),
+                                    [](Diagnostic &) { return success(); });
+      offloaded = timed(offloadInBody(body, bodyGraph, room, graphOptions, spec,
+                                      swapKnobs, nullptr));
+      snapshot.restore();
+      recomputed = timed(recomputeInBody(body, bodyGraph, room, graphOptions,
+                                         spec, rematKnobs, nullptr));
+    }
+    auto show = [](std::optional<double> seconds) {
+      return seconds ? llvm::formatv("{0:F1} us", *seconds * 1e6).str()
+                     : std::string("no plan");
+    };
+    if (printStatistics) {
+      std::string where;
+      llvm::raw_string_ostream os(where);
+      os << owner->getLoc();
+      llvm::errs() << "lms-plan: @" << func.getName() << ": body of '"
+                   << owner->getName() << "' at " << where << " in " << room
+                   << " bytes: offloading " << show(offloaded)
+                   << ", recomputing " << show(recomputed) << "\n";
+    }
+    if (recomputed && (!offloaded || *recomputed <= *offloaded))
+      return success();
+    snapshot.restore();
+    // Offloading: faster, or the one whose error is reported.
+    return offloadInBody(body, bodyGraph, room, graphOptions, spec, swapKnobs,
+                         nullptr);
   }
 
   /// Where no op's bound is over the budget: plans the function as it is

@@ -1,7 +1,9 @@
 //===- FunctionPlanning.cpp - Plan and rewrite one function ---------------===//
 
 #include "LMS/Transforms/FunctionPlanning.h"
+#include "LMS/Analysis/CostModel.h"
 #include "LMS/Analysis/SwapCandidates.h"
+#include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "LMS/Graph/Memory.h"
 #include "LMS/Graph/Placement.h"
 #include "LMS/Graph/Remat.h"
@@ -11,6 +13,7 @@
 #include "LMS/Transforms/PlanningSupport.h"
 #include "LMS/Transforms/Rematerialize.h"
 #include "LMS/Transforms/SwapRewrite.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 #include <set>
 
@@ -153,6 +156,360 @@ std::string mlir::lms::fidelityStatistics(uint64_t replans) {
   return replans ? ", " + std::to_string(replans) + " replans" : "";
 }
 
+std::string mlir::lms::bodyStatistics(uint64_t bodies, uint64_t fetched) {
+  std::string text;
+  if (bodies)
+    text += ", " + std::to_string(bodies) + " bodies-planned";
+  if (fetched)
+    text += ", " + std::to_string(fetched) + " fetched-per-iteration";
+  return text;
+}
+
+/// The live-bytes peak of a block's graph: what its enclosing op counts as
+/// transient bytes (GraphBuilder::summarizeBlock).
+static uint64_t blockPeak(const FunctionGraph &graph) {
+  return ::lms::evaluateSchedule(graph.getGraph(),
+                                 ::lms::EvalOptions{/*recordSteps=*/false})
+      .peakBytes;
+}
+
+/// Whether `value` is defined inside `op` (in one of its regions).
+static bool definedInside(Operation *op, Value value) {
+  Region *region = value.getParentRegion();
+  return region && op->isAncestor(region->getParentOp());
+}
+
+/// The largest buffer that the op at `index` of `graph` (an op with
+/// regions) reads from outside, through one value `x`, without writing it,
+/// and whose last use it is: fetching it inside each iteration, from a
+/// host copy made before the op, takes its bytes off what the op holds
+/// beside its body. Null when there is none.
+static Value fetchableCapture(const FunctionGraph &graph, ::lms::OpIndex index,
+                              Operation *op) {
+  const ::lms::Graph &g = graph.getGraph();
+  Value best;
+  uint64_t bestBytes = 0;
+  for (::lms::TensorIndex t : g.op(index).inputs) {
+    const ::lms::Tensor &tensor = g.tensor(t);
+    // Arguments stay (the caller may own them), and so do values the
+    // program reads after the op.
+    if (tensor.space != ::lms::MemorySpace::Device || tensor.bytes == 0 ||
+        tensor.liveOut || tensor.producer == ::lms::kEntry ||
+        tensor.users.empty() || tensor.users.back() != index ||
+        tensor.bytes <= bestBytes)
+      continue;
+    // Read only through one value `x` inside the regions, never written
+    // there, and not through the op's operands.
+    bool ok = llvm::none_of(op->getOperands(), [&](Value operand) {
+      return graph.lookupBuffer(operand) == std::optional(t);
+    });
+    Value x;
+    op->walk([&](Operation *inner) {
+      if (inner == op || !ok)
+        return;
+      for (OpOperand &use : inner->getOpOperands()) {
+        Value v = use.get();
+        if (definedInside(op, v) || graph.lookupBuffer(v) != std::optional(t))
+          continue;
+        auto dps = dyn_cast<DestinationStyleOpInterface>(inner);
+        if ((x && v != x) || (dps && dps.isDpsInit(&use)) ||
+            isa<SwapOutOp, SwapInOp, SwapWaitOp>(inner))
+          ok = false;
+        x = v;
+      }
+    });
+    auto type = x ? dyn_cast<RankedTensorType>(x.getType()) : nullptr;
+    Operation *def = x ? x.getDefiningOp() : nullptr;
+    std::optional<::lms::OpIndex> defined =
+        def ? graph.lookupOp(def) : std::nullopt;
+    // A view (a slice, a reshape) stays: its copy would not be its
+    // buffer's.
+    if (!ok || !type || !type.hasStaticShape() || !defined || isViewLikeOp(def))
+      continue;
+    // `x` holds the buffer's contents when the op runs: no op between
+    // writes the buffer in place.
+    bool used = llvm::none_of(tensor.users, [&](::lms::OpIndex user) {
+      return user > *defined && user < index &&
+             llvm::is_contained(g.op(user).updates, t);
+    });
+    if (ok && used) {
+      best = x;
+      bestBytes = tensor.bytes;
+    }
+  }
+  return best;
+}
+
+/// Offloads `x` right before `op` and fetches it in each region of `op`
+/// that reads it, right before the first op there that does: every
+/// iteration reads a copy of its own, freed after its last use there.
+static void fetchPerIteration(Operation *op, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  OpBuilder builder(op);
+  Value handle = SwapOutOp::create(builder, x.getLoc(), HostType::get(type), x)
+                     .getResult();
+  for (Region &region : op->getRegions()) {
+    if (region.empty())
+      continue;
+    Operation *first = nullptr;
+    for (Operation &inner : region.front()) {
+      WalkResult reads = inner.walk([&](Operation *nested) {
+        return llvm::is_contained(nested->getOperands(), x)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      });
+      if (reads.wasInterrupted()) {
+        first = &inner;
+        break;
+      }
+    }
+    if (!first)
+      continue;
+    OpBuilder inside(first);
+    Value fetched =
+        SwapInOp::create(inside, first->getLoc(), type, handle).getResult();
+    x.replaceUsesWithIf(fetched, [&](OpOperand &use) {
+      return region.isAncestor(use.getOwner()->getParentRegion());
+    });
+  }
+}
+
+FailureOr<RegionPlanning> mlir::lms::planRegionBodies(
+    Block &block, llvm::function_ref<FailureOr<FunctionGraph>()> build,
+    uint64_t limit, const GraphOptions &graphOptions, BodyPlanner planBody,
+    bool fetchInside) {
+  RegionPlanning planned;
+  // Linalg payloads and recomputations hold no buffers of their own to
+  // plan; a call's peak is its callee's, planned with the callee.
+  SmallVector<Operation *> withRegions;
+  for (Operation &op : block)
+    if (op.getNumRegions() > 0 && !isa<RecomputeOp, linalg::LinalgOp>(op))
+      withRegions.push_back(&op);
+  std::optional<FunctionGraph> graph;
+  for (Operation *op : withRegions) {
+    // Diagnostics of body plans that a fetch may still make unnecessary.
+    std::vector<Diagnostic> held;
+    for (;;) {
+      if (!graph) {
+        FailureOr<FunctionGraph> built = build();
+        if (failed(built))
+          return failure();
+        graph.emplace(std::move(*built));
+      }
+      const ::lms::Graph &g = graph->getGraph();
+      std::optional<::lms::OpIndex> index = graph->lookupOp(op);
+      if (!index)
+        break;
+      int64_t transient = g.op(*index).transientBytes;
+      uint64_t bound = ::lms::feasibleBytesOf(g, *index);
+      uint64_t beside =
+          bound - static_cast<uint64_t>(std::max<int64_t>(transient, 0));
+      // Within the budget, the planners of the block handle it.
+      if (transient <= 0 || bound <= limit)
+        break;
+      Value capture =
+          fetchInside ? fetchableCapture(*graph, *index, op) : Value();
+      if (beside < limit) {
+        uint64_t room = limit - beside;
+        std::vector<Diagnostic> diagnostics;
+        FailureOr<RegionPlanning> inside = [&] {
+          // Held: a fetch may still help, and when none does, the
+          // diagnostics of the first attempt say why (before any fetch).
+          ScopedDiagnosticHandler hold(op->getContext(), [&](Diagnostic &d) {
+            diagnostics.push_back(std::move(d));
+            return success();
+          });
+          return planBodiesOf(op, room, graphOptions, planBody, fetchInside);
+        }();
+        if (succeeded(inside)) {
+          planned.bodies += inside->bodies;
+          planned.fetched += inside->fetched;
+          if (inside->bodies || inside->fetched)
+            graph.reset();
+          break;
+        }
+        if (held.empty())
+          held = std::move(diagnostics);
+        if (!capture) {
+          for (Diagnostic &d : held)
+            op->getContext()->getDiagEngine().emit(std::move(d));
+          return failure();
+        }
+      }
+      // With its operands and results alone over the budget, or a body
+      // that cannot fit what they leave, no body plan helps: fetch the
+      // largest value it reads from outside inside each iteration instead
+      // of holding it across the op. Without one, the block's planner
+      // says why (or the body's, when it was tried).
+      if (!capture) {
+        for (Diagnostic &d : held)
+          op->getContext()->getDiagEngine().emit(std::move(d));
+        if (!held.empty())
+          return failure();
+        break;
+      }
+      fetchPerIteration(op, capture);
+      ++planned.fetched;
+      graph.reset();
+    }
+  }
+  return planned;
+}
+
+FailureOr<RegionPlanning>
+mlir::lms::planBodiesOf(Operation *op, uint64_t room,
+                        const GraphOptions &graphOptions, BodyPlanner planBody,
+                        bool fetchInside) {
+  RegionPlanning planned;
+  for (Region &region : op->getRegions()) {
+    if (!region.hasOneBlock())
+      continue;
+    Block &body = region.front();
+    FailureOr<FunctionGraph> inner =
+        FunctionGraph::buildNested(body, graphOptions);
+    if (failed(inner))
+      return failure();
+    if (blockPeak(*inner) <= room)
+      continue;
+    FailureOr<RegionPlanning> deeper = planRegionBodies(
+        body, [&] { return FunctionGraph::buildNested(body, graphOptions); },
+        room, graphOptions, planBody, fetchInside);
+    if (failed(deeper))
+      return failure();
+    if (deeper->bodies || deeper->fetched) {
+      planned.bodies += deeper->bodies;
+      planned.fetched += deeper->fetched;
+      inner = FunctionGraph::buildNested(body, graphOptions);
+      if (failed(inner))
+        return failure();
+      if (blockPeak(*inner) <= room)
+        continue;
+    }
+    if (failed(planBody(body, *inner, room)))
+      return failure();
+    // The guarantee, as checkFits gives it for a function.
+    FailureOr<FunctionGraph> after =
+        FunctionGraph::buildNested(body, graphOptions);
+    if (failed(after))
+      return failure();
+    if (uint64_t peak = blockPeak(*after); peak > room)
+      return emitError(op->getLoc())
+             << "internal error: after planning inside its body, the "
+                "body peaks at "
+             << peak << " bytes, over the " << room
+             << " bytes planned for; please report this with the input";
+    ++planned.bodies;
+  }
+  return planned;
+}
+
+/// The error when a body cannot be planned to fit `room`.
+static InFlightDiagnostic bodyDoesNotFit(Operation *owner, uint64_t room,
+                                         StringRef how) {
+  InFlightDiagnostic diag = emitError(owner->getLoc());
+  diag << "cannot fit the body of this op into " << ::lms::formatBytes(room)
+       << " (" << room
+       << " bytes), what the budget leaves beside its operands and results, "
+       << how << ": ";
+  return diag;
+}
+
+LogicalResult mlir::lms::offloadInBody(Block &body, const FunctionGraph &graph,
+                                       uint64_t room,
+                                       const GraphOptions &graphOptions,
+                                       const ::lms::DeviceSpec &spec,
+                                       const SwapKnobs &knobs,
+                                       SwapStats *stats) {
+  Operation *owner = body.getParentOp();
+  SwapCandidates candidates(graph);
+  ::lms::SwapOptions options = swapOptionsOf(knobs, candidates);
+  ::lms::SwapMethod method = knobs.planner == ::lms::SwapMethod::SaveOnCpu
+                                 ? ::lms::SwapMethod::LMS
+                                 : knobs.planner;
+  ::lms::Infeasible infeasible;
+  llvm::Expected<::lms::SwapResult> result = ::lms::planSwapsWith(
+      method, graph.getGraph(), spec, room, options, &infeasible);
+  if (!result) {
+    InFlightDiagnostic diag = bodyDoesNotFit(owner, room, "offloading")
+                              << llvm::toString(result.takeError());
+    if (infeasible.op >= 0 && infeasible.smallestBudget > 0)
+      diag.attachNote(graph.getOp(infeasible.op)->getLoc())
+          << "the op of the body that needs "
+          << ::lms::formatBytes(infeasible.smallestBudget) << " ("
+          << infeasible.smallestBudget << " bytes): " << infeasible.reason;
+    return diag;
+  }
+  if (result->peakBytes > room)
+    return bodyDoesNotFit(owner, room, "offloading")
+           << "the plan peaks at " << result->peakBytes << " bytes";
+  if (knobs.hostLimit && result->hostPeakBytes > knobs.hostLimit)
+    return bodyDoesNotFit(owner, room, "offloading")
+           << "it holds " << ::lms::formatBytes(result->hostPeakBytes)
+           << " in host memory at once, over the host budget "
+           << ::lms::formatBytes(knobs.hostLimit);
+  rewriteWithSwaps(graph, candidates, result->plan);
+  if (stats) {
+    std::set<::lms::TensorIndex> tensors;
+    for (const ::lms::SwapDecision &d : result->plan.decisions) {
+      tensors.insert(d.tensor);
+      stats->swapOuts += d.reuseHostCopy ? 0 : 1;
+      ++stats->swapIns;
+    }
+    stats->tensors += tensors.size();
+    stats->toHost += result->timeline.d2hBytes;
+    stats->toDevice += result->timeline.h2dBytes;
+    stats->stallSeconds += result->timeline.stallSeconds;
+  }
+  (void)graphOptions;
+  return success();
+}
+
+LogicalResult
+mlir::lms::recomputeInBody(Block &body, const FunctionGraph &graph,
+                           uint64_t room, const GraphOptions &graphOptions,
+                           const ::lms::DeviceSpec &spec,
+                           const RematKnobs &knobs, RematStats *stats) {
+  Operation *owner = body.getParentOp();
+  FailureOr<RematGraph> rg = RematGraph::build(graph, spec);
+  if (failed(rg))
+    return failure();
+  uint64_t lower = ::lms::rematLowerBound(rg->graph);
+  if (room < lower)
+    return bodyDoesNotFit(owner, room, "recomputing")
+           << "its smallest feasible budget is " << ::lms::formatBytes(lower)
+           << " (" << lower << " bytes)";
+  ::lms::RematOptions options;
+  if (knobs.timeLimitSeconds > 0)
+    options.timeLimitSeconds = knobs.timeLimitSeconds;
+  options.searchIterations = knobs.iterations;
+  options.seed = knobs.seed;
+  options.device = &spec;
+  // The baselines that checkpoint a training step's forward pass have no
+  // loss to split a body at: the heuristic plans bodies for them.
+  ::lms::RematMethod method = knobs.planner;
+  if (method == ::lms::RematMethod::ChenSqrt ||
+      method == ::lms::RematMethod::ChenGreedy ||
+      method == ::lms::RematMethod::Segments)
+    method = ::lms::RematMethod::Heuristic;
+  if (method == ::lms::RematMethod::Exact && knobs.timeLimitSeconds <= 0)
+    options.timeLimitSeconds = 60;
+  llvm::Expected<::lms::RematResult> result =
+      ::lms::planRemat(rg->graph, room, method, options);
+  if (!result)
+    return bodyDoesNotFit(owner, room, "recomputing")
+           << llvm::toString(result.takeError());
+  RecomputeStats rewritten;
+  rewriteWithRecomputes(graph, *rg, result->plan, &rewritten);
+  if (stats) {
+    stats->recomputes += rewritten.recomputes;
+    stats->opsCloned += rewritten.opsCloned;
+    stats->extraSeconds +=
+        result->computeCost - ::lms::scheduleCost(rg->graph, &spec);
+  }
+  (void)graphOptions;
+  return success();
+}
+
 /// Without an arena a rewrite realizes its plan: the rewritten function's
 /// analysed peak is at most the plan's (the evaluator and the rewrite read
 /// one list of insertions, and views are re-derived with what they view).
@@ -290,13 +647,47 @@ llvm::Expected<::lms::SwapResult> mlir::lms::offloadAfterRecompute(
   return result;
 }
 
+/// planRegionBodies on the function's block, with `planBody`.
+FailureOr<RegionPlanning>
+mlir::lms::planFunctionBodies(FunctionOpInterface func,
+                              const GraphOptions &graphOptions, uint64_t limit,
+                              BodyPlanner planBody, bool fetchInside) {
+  Region &body = func.getFunctionBody();
+  if (!body.hasOneBlock())
+    return RegionPlanning();
+  return planRegionBodies(
+      body.front(), [&] { return FunctionGraph::build(func, graphOptions); },
+      limit, graphOptions, planBody, fetchInside);
+}
+
 FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
     FunctionOpInterface func, const GraphOptions &graphOptions,
     const ::lms::DeviceSpec &spec, uint64_t limit, const SwapKnobs &knobs) {
-  return reservedThenLiveBytes<SwapStats>(
+  SwapStats inBodies;
+  FailureOr<RegionPlanning> bodies = planFunctionBodies(
+      func, graphOptions, limit,
+      [&](Block &body, const FunctionGraph &graph, uint64_t room) {
+        return offloadInBody(body, graph, room, graphOptions, spec, knobs,
+                             &inBodies);
+      },
+      /*fetchInside=*/true);
+  if (failed(bodies))
+    return failure();
+  FailureOr<SwapStats> stats = reservedThenLiveBytes<SwapStats>(
       func, graphOptions.arena, [&](bool reserve) {
         return insertSwapsOnce(func, graphOptions, spec, limit, knobs, reserve);
       });
+  if (failed(stats))
+    return failure();
+  stats->bodies = bodies->bodies;
+  stats->fetched = bodies->fetched;
+  stats->tensors += inBodies.tensors + bodies->fetched;
+  stats->swapOuts += inBodies.swapOuts + bodies->fetched;
+  stats->swapIns += inBodies.swapIns + bodies->fetched;
+  stats->toHost += inBodies.toHost;
+  stats->toDevice += inBodies.toDevice;
+  stats->stallSeconds += inBodies.stallSeconds;
+  return stats;
 }
 
 static FailureOr<SwapStats>
@@ -456,11 +847,28 @@ rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
 FailureOr<RematStats> mlir::lms::rematerializeFunction(
     FunctionOpInterface func, const GraphOptions &graphOptions,
     const ::lms::DeviceSpec &spec, uint64_t limit, const RematKnobs &knobs) {
-  return reservedThenLiveBytes<RematStats>(
+  RematStats inBodies;
+  FailureOr<RegionPlanning> bodies = planFunctionBodies(
+      func, graphOptions, limit,
+      [&](Block &body, const FunctionGraph &graph, uint64_t room) {
+        return recomputeInBody(body, graph, room, graphOptions, spec, knobs,
+                               &inBodies);
+      },
+      /*fetchInside=*/false);
+  if (failed(bodies))
+    return failure();
+  FailureOr<RematStats> stats = reservedThenLiveBytes<RematStats>(
       func, graphOptions.arena, [&](bool reserve) {
         return rematerializeOnce(func, graphOptions, spec, limit, knobs,
                                  reserve);
       });
+  if (failed(stats))
+    return failure();
+  stats->bodies = bodies->bodies;
+  stats->recomputes += inBodies.recomputes;
+  stats->opsCloned += inBodies.opsCloned;
+  stats->extraSeconds += inBodies.extraSeconds;
+  return stats;
 }
 
 static FailureOr<RematStats>

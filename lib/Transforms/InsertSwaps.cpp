@@ -79,14 +79,15 @@ struct LMSInsertSwapsPass
                    << " bytes-to-host, " << totals.toDevice
                    << " bytes-to-device, " << totals.stallMicroseconds
                    << " estimated-stall-us"
-                   << fidelityStatistics(totals.replans) << "\n";
+                   << fidelityStatistics(totals.replans)
+                   << bodyStatistics(totals.bodies, totals.fetched) << "\n";
   }
 
   /// The statistics, also kept here: Debian's LLVM is built without
   /// statistics support, so -mlir-pass-statistics prints nothing there.
   struct Totals {
     uint64_t tensors = 0, swapOuts = 0, swapIns = 0, toHost = 0, toDevice = 0,
-             stallMicroseconds = 0, replans = 0;
+             stallMicroseconds = 0, replans = 0, bodies = 0, fetched = 0;
   } totals;
 
   LogicalResult runOnFunction(FunctionOpInterface func,
@@ -113,6 +114,8 @@ struct LMSInsertSwapsPass
     totals.toDevice += stats->toDevice;
     totals.stallMicroseconds += stall;
     totals.replans += stats->replans;
+    totals.bodies += stats->bodies;
+    totals.fetched += stats->fetched;
     return success();
   }
 };

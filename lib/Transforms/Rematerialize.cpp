@@ -463,7 +463,7 @@ struct LMSRematerializePass
                    << " recomputes, " << totals.opsCloned << " ops-cloned, "
                    << static_cast<uint64_t>(totals.extraSeconds * 1e6 + 0.5)
                    << " extra-compute-us" << fidelityStatistics(totals.replans)
-                   << "\n";
+                   << bodyStatistics(totals.bodies) << "\n";
   }
 
   RematStats totals;
@@ -486,6 +486,7 @@ struct LMSRematerializePass
     totals.opsCloned += stats->opsCloned;
     totals.extraSeconds += stats->extraSeconds;
     totals.replans += stats->replans;
+    totals.bodies += stats->bodies;
     return success();
   }
 };

@@ -50,3 +50,56 @@ func.func @recompute_launches(%a: tensor<8xf32>) -> tensor<8xf32> {
   return %r : tensor<8xf32>
 }
 }
+
+// -----
+
+// COM: A constant fetched again inside an lms.recompute is uploaded there
+// COM: (2 s for its 16 bytes on this link, after the 1 s its op costs as
+// COM: at the top level), then the add (1 s). Before, the upload inside the
+// COM: region was not timed (2.00 s), and a plan that re-fetched constants
+// COM: looked faster than it runs.
+// CHECK: estimated time on v100-16g (DLTI): 4.00 s over 4 ops (compute 4.00 s)
+#dev = #dlti.target_system_spec<"GPU" = #dlti.target_device_spec<
+  "lms.op_overhead" = 1.0 : f64, "lms.peak_flops" = 1.0e30 : f64,
+  "lms.memory_bandwidth" = 1.0e30 : f64, "lms.h2d_bandwidth" = 8.0 : f64,
+  "lms.copy_latency" = 0.0 : f64>>
+module attributes {dlti.target_system_spec = #dev} {
+func.func @refetch(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = lms.recompute() : () -> tensor<4xf32> {
+    %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+    lms.yield %c : tensor<4xf32>
+  }
+  %e = tensor.empty() : tensor<4xf32>
+  %s = linalg.add ins(%r, %a : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+}
+
+// -----
+
+// COM: Offloading and fetching inside a loop's body (as --lms-insert-swaps
+// COM: plans a body over the budget) is timed on the host link, each
+// COM: iteration in the order of the body: the add's 1 s, 4 s out, 2 s in,
+// COM: three times. Before, the copies were kernels of device-memory
+// COM: traffic (a launch each: 9.00 s here, whatever the link).
+// CHECK: estimated time on v100-16g (DLTI): 21.0 s over 5 ops (compute 21.0 s)
+#dev = #dlti.target_system_spec<"GPU" = #dlti.target_device_spec<
+  "lms.op_overhead" = 1.0 : f64, "lms.peak_flops" = 1.0e30 : f64,
+  "lms.memory_bandwidth" = 1.0e30 : f64, "lms.h2d_bandwidth" = 2048.0 : f64,
+  "lms.d2h_bandwidth" = 1024.0 : f64, "lms.copy_latency" = 0.0 : f64>>
+module attributes {dlti.target_system_spec = #dev} {
+func.func @loop_copies(%a: tensor<1024xf32>, %init: tensor<1024xf32>) -> tensor<1024xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %init) -> (tensor<1024xf32>) {
+    %e = tensor.empty() : tensor<1024xf32>
+    %t = linalg.add ins(%a, %acc : tensor<1024xf32>, tensor<1024xf32>) outs(%e : tensor<1024xf32>) -> tensor<1024xf32>
+    %h = lms.swap_out %t : tensor<1024xf32> -> !lms.host<tensor<1024xf32>>
+    lms.swap_wait %h : !lms.host<tensor<1024xf32>>
+    %back = lms.swap_in %h : !lms.host<tensor<1024xf32>> -> tensor<1024xf32>
+    scf.yield %back : tensor<1024xf32>
+  }
+  return %r : tensor<1024xf32>
+}
+}

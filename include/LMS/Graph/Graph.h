@@ -48,10 +48,15 @@ struct Kernel {
   /// How many times it is launched (a loop's body kernels: once per
   /// iteration); `flops`, `bytes` and `seconds` are of one launch.
   double launches = 1;
+  /// Bytes a copy between host and device moves each launch (an offload
+  /// or a fetch inside a loop's body, a constant uploaded there): timed on
+  /// the host link, in the order of the body (no overlap with its compute).
+  double h2dBytes = 0, d2hBytes = 0;
 
   bool operator==(const Kernel &other) const {
     return flops == other.flops && bytes == other.bytes &&
-           seconds == other.seconds && launches == other.launches;
+           seconds == other.seconds && launches == other.launches &&
+           h2dBytes == other.h2dBytes && d2hBytes == other.d2hBytes;
   }
 };
 

@@ -59,6 +59,11 @@ struct SwapStats {
   /// the plan does not see). Without an arena the rewrite realizes its plan
   /// exactly, and there are none.
   unsigned replans = 0;
+  /// Bodies of loops (and other ops with regions) planned on their own
+  /// because the op's bound was over the budget (planRegionBodies), and
+  /// values read inside them offloaded before them and fetched in each
+  /// iteration.
+  unsigned bodies = 0, fetched = 0;
 };
 
 /// Offloads tensors of `func` until its peak is at most `limit` bytes (does
@@ -123,11 +128,72 @@ struct RematStats {
   double extraSeconds = 0;
   /// As SwapStats::replans.
   uint64_t replans = 0;
+  /// As SwapStats::bodies.
+  unsigned bodies = 0;
 };
 
 /// The tail of a pass's statistics line on its replans: ", N replans" when
 /// there were any (only with arena=true).
 std::string fidelityStatistics(uint64_t replans);
+
+/// The tail of a pass's statistics line on the bodies planned on their
+/// own: ", N bodies-planned" and ", M fetched-per-iteration" when there
+/// were any.
+std::string bodyStatistics(uint64_t bodies, uint64_t fetched = 0);
+
+/// How one body is planned by planRegionBodies: `graph` is the graph of
+/// `body` (FunctionGraph::buildNested), over `room` bytes; the planner
+/// rewrites the body so that its peak is at most `room`, or emits an error
+/// and fails.
+using BodyPlanner = llvm::function_ref<LogicalResult(
+    Block &body, const FunctionGraph &graph, uint64_t room)>;
+
+/// What planRegionBodies did: bodies planned, values fetched per
+/// iteration.
+struct RegionPlanning {
+  unsigned bodies = 0, fetched = 0;
+};
+
+/// Plans inside the ops with regions (loops, conditionals) of `block`
+/// (whose graph `build` makes) whose bound — operands, results and the
+/// peak of their body — is over `limit`: the planners see such an op as
+/// one op holding its body's peak, so no plan of the block alone fits.
+/// Each body is given what the budget leaves beside the op's operands and
+/// results (ops with regions inside it first, the same way), and
+/// `planBody` rewrites it to fit that. With `fetchInside`, when that is
+/// not enough (the operands and results alone over the budget, or a body
+/// that cannot fit what they leave), the largest value the op reads from
+/// outside as its last use is offloaded before it and fetched inside each
+/// iteration (an `lms.swap_in` in the body from an `lms.swap_out` before
+/// the op), and the op is planned again.
+FailureOr<RegionPlanning>
+planRegionBodies(Block &block,
+                 llvm::function_ref<FailureOr<FunctionGraph>()> build,
+                 uint64_t limit, const GraphOptions &graphOptions,
+                 BodyPlanner planBody, bool fetchInside);
+
+/// The bodies of `op` planned to fit `room` each (planRegionBodies inside
+/// them first).
+FailureOr<RegionPlanning> planBodiesOf(Operation *op, uint64_t room,
+                                       const GraphOptions &graphOptions,
+                                       BodyPlanner planBody, bool fetchInside);
+
+/// planRegionBodies on the body of `func`.
+FailureOr<RegionPlanning>
+planFunctionBodies(FunctionOpInterface func, const GraphOptions &graphOptions,
+                   uint64_t limit, BodyPlanner planBody, bool fetchInside);
+
+/// The body planners of --lms-insert-swaps and --lms-rematerialize:
+/// offloading (the LMS planner for save-on-cpu, which needs a training
+/// step's loss) and recomputation inside `body`, with the device's time.
+LogicalResult offloadInBody(Block &body, const FunctionGraph &graph,
+                            uint64_t room, const GraphOptions &graphOptions,
+                            const ::lms::DeviceSpec &device,
+                            const SwapKnobs &knobs, SwapStats *stats);
+LogicalResult recomputeInBody(Block &body, const FunctionGraph &graph,
+                              uint64_t room, const GraphOptions &graphOptions,
+                              const ::lms::DeviceSpec &device,
+                              const RematKnobs &knobs, RematStats *stats);
 
 /// Inserts lms.recompute regions into `func` until its peak is at most
 /// `limit` bytes (does nothing when it fits).

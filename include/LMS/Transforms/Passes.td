@@ -233,6 +233,16 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
     copy carries `lms.original = K` (`--lms-strip` merges them back and
     removes both marks).
 
+    A loop (or another op with regions) whose body's peak keeps it over the
+    budget even with only its operands and results beside it is planned
+    inside first: its body gets what the budget leaves beside them, and
+    values of one iteration are offloaded and fetched within it (loops in
+    the body first, the same way); the function is planned after, around
+    the loop. When that is not enough, the largest value the loop reads
+    from outside as its last use (a loop-invariant) is offloaded before it
+    and fetched inside each iteration. `stats=true` counts the
+    `bodies-planned` and the values `fetched-per-iteration`.
+
     Input (budget 3 MiB; every tensor is 1 MiB):
 
     ```mlir
@@ -341,6 +351,11 @@ def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
     Only ops free of memory effects are recomputed; arguments, returned
     values, swaps and calls never are.
 
+    A loop (or another op with regions) whose body's peak keeps it over the
+    budget even with only its operands and results beside it is planned
+    inside first, as `--lms-insert-swaps` does: values of one iteration are
+    recomputed within it.
+
     Input (budget 12 KiB; every tensor is 4 KiB):
 
     ```mlir
@@ -443,7 +458,16 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
     cost of the loops' launches. The split is kept when its plan is at
     least 1% faster; otherwise the function's ops stay the same ops.
 
-    `strategy=swap` and `strategy=recompute` force one kind;
+    A loop (or another op with regions) whose body's peak keeps it over the
+    budget even with only its operands and results beside it is planned
+    inside first (after the order, before splitting): offloading and
+    recomputing within one iteration are both tried on its body, with what
+    the budget leaves beside the loop's operands and results, and the one
+    the simulator times faster stays; loop-invariants are fetched inside
+    each iteration where that is not enough (as `--lms-insert-swaps` does;
+    not with `strategy=recompute`).
+
+    `strategy=swap` and `strategy=recompute` force one kind (in bodies too);
     `strategy=joint` runs the joint planner alone. The options of
     the two passes apply (`time-limit` and `remat-planner` to the
     recomputation, `swap-planner` to the offloading). With `stats=true` the

@@ -49,6 +49,10 @@ struct Handle {
   Value source;         ///< root device buffer released at the wait
   bool released = false;
   unsigned swapInsLeft = 0;
+  /// Ops of the block (loops, conditionals) whose regions still hold
+  /// swap-ins of the handle: each iteration fetches it again, so the
+  /// staging buffer lives until the last of them is done.
+  unsigned nestedLeft = 0;
 };
 
 /// What lmsStagingAlloc returns: raw bytes, viewed as the staged type.
@@ -213,10 +217,17 @@ struct ConvertLMSToGPUPass
         release(b, loc, it->second);
         wait.erase();
       } else if (auto swapIn = dyn_cast<SwapInOp>(op)) {
+        // A fetch inside a loop of a handle offloaded before the loop: the
+        // block of the swap-out lowers it.
+        if (swapIn.getHandle().getParentBlock() != &block)
+          continue;
         if (failed(lowerSwapIn(swapIn, handles)))
           return failure();
       } else if (auto call = dyn_cast<func::CallOp>(op)) {
         if (copyHostCallOperands && failed(copyOperandsToHost(call)))
+          return failure();
+      } else if (op->getNumRegions() > 0) {
+        if (failed(lowerNestedSwapIns(op, handles)))
           return failure();
       }
     }
@@ -315,10 +326,18 @@ struct ConvertLMSToGPUPass
                               handle.staging, swapOut.getSource())
             .getAsyncToken();
     bool hasWait = false;
+    Block *block = swapOut->getBlock();
+    llvm::SmallPtrSet<Operation *, 2> nestedIn;
     for (Operation *user : swapOut.getResult().getUsers()) {
       hasWait |= isa<SwapWaitOp>(user);
-      handle.swapInsLeft += isa<SwapInOp>(user);
+      if (!isa<SwapInOp>(user))
+        continue;
+      if (user->getBlock() == block)
+        ++handle.swapInsLeft;
+      else if (Operation *top = block->findAncestorOpInBlock(*user))
+        nestedIn.insert(top);
     }
+    handle.nestedLeft = nestedIn.size();
     for (Operation *user : swapOut.getResult().getUsers())
       if (!isa<SwapWaitOp, SwapInOp>(user))
         return user->emitOpError("uses an offloaded handle in a way the "
@@ -340,12 +359,41 @@ struct ConvertLMSToGPUPass
                                handle.source)
             .getAsyncToken();
     hostWait(b, loc, token);
-    if (handle.swapInsLeft == 0)
+    if (handle.swapInsLeft == 0 && handle.nestedLeft == 0)
       freeStaging(b, loc, handle.stagingAddress);
     handle.released = true;
   }
 
-  LogicalResult lowerSwapIn(SwapInOp swapIn, DenseMap<Value, Handle> &handles) {
+  /// The swap-ins inside the regions of `op` (an op of the block being
+  /// lowered) of handles offloaded in this block: lowered as any swap-in,
+  /// except that the staging buffer is freed after `op`, once no later op
+  /// of the block fetches from it.
+  LogicalResult lowerNestedSwapIns(Operation *op,
+                                   DenseMap<Value, Handle> &handles) {
+    SmallVector<SwapInOp> nested;
+    op->walk([&](SwapInOp swapIn) {
+      if (handles.count(swapIn.getHandle()))
+        nested.push_back(swapIn);
+    });
+    SetVector<Value> fetched;
+    for (SwapInOp swapIn : nested) {
+      fetched.insert(swapIn.getHandle());
+      if (failed(lowerSwapIn(swapIn, handles, /*nested=*/true)))
+        return failure();
+    }
+    for (Value value : fetched) {
+      Handle &handle = handles[value];
+      if (--handle.nestedLeft == 0 && handle.swapInsLeft == 0) {
+        OpBuilder after(op->getContext());
+        after.setInsertionPointAfter(op);
+        freeStaging(after, op->getLoc(), handle.stagingAddress);
+      }
+    }
+    return success();
+  }
+
+  LogicalResult lowerSwapIn(SwapInOp swapIn, DenseMap<Value, Handle> &handles,
+                            bool nested = false) {
     auto it = handles.find(swapIn.getHandle());
     if (it == handles.end())
       return swapIn.emitOpError("has no lowered swap-out in its block");
@@ -372,7 +420,7 @@ struct ConvertLMSToGPUPass
                       .getAsyncToken();
     // After the last copy-in the staging buffer goes back to the pool once
     // that copy is done.
-    if (--handle.swapInsLeft == 0)
+    if (!nested && --handle.swapInsLeft == 0 && handle.nestedLeft == 0)
       freeStaging(b, loc, handle.stagingAddress);
     // The first user waits for the copy-in.
     Block *block = swapIn->getBlock();

@@ -78,6 +78,37 @@ func.func @sync_and_twice(%buf: memref<4xf32>) {
 
 // -----
 
+// COM: A value offloaded before a loop and fetched in each iteration (as
+// COM: --lms-insert-swaps writes a loop-invariant that keeps the loop over
+// COM: the budget): the fetch inside the body copies from the staging
+// COM: buffer every iteration, and the staging buffer goes back after the
+// COM: loop, not after the fetch (which runs again), nor at the release.
+// CHECK-LABEL: func.func @fetch_per_iteration
+// CHECK: %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index
+// CHECK: %[[HOST:.*]] = memref.view
+// CHECK: gpu.dealloc async
+// CHECK-NOT: lmsStagingFree
+// CHECK: scf.for
+// CHECK: gpu.memcpy async [%{{.*}}] %{{.*}}, %[[HOST]]
+// CHECK-NOT: lmsStagingFree
+// CHECK: "test.use"
+// CHECK: }
+// CHECK-NEXT: call @lmsStagingFree(%[[ADDR]])
+// CHECK-NEXT: return
+func.func @fetch_per_iteration(%buf: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %h = lms.swap_out %buf : memref<4xf32> -> !lms.host<memref<4xf32>>
+  scf.for %i = %c0 to %c3 step %c1 {
+    %a = lms.swap_in %h : !lms.host<memref<4xf32>> -> memref<4xf32>
+    "test.use"(%a) : (memref<4xf32>) -> ()
+  }
+  return
+}
+
+// -----
+
 func.func @swap_in_before_wait(%buf: memref<4xf32>) {
   %h = lms.swap_out %buf : memref<4xf32> -> !lms.host<memref<4xf32>>
   // expected-error@+1 {{'lms.swap_in' op comes before the release point of its handle (its lms.swap_wait); the lowering needs the wait first}}
