@@ -23,6 +23,11 @@ in the new order where --lms-plan or --lms-schedule reordered them; the
 values are checked by execution). Prints a table
 and writes JSON; exits 1 on any violation.
 
+With --loops the programs get scf.for loops carrying a value, whose bodies
+read loop-invariants, and a share of the budgets is drawn below the
+smallest feasible budget of ops kept whole (planning inside loop bodies,
+fetching loop-invariants in each iteration).
+
 With --arena the planning passes run with arena=true and the programs are
 lowered with arena=true (--lms-carve-arena) and run on an emulated device
 that allocates first-fit and checks every carved buffer: checked are the
@@ -67,16 +72,20 @@ def t(n):
 class Program:
     """A random program: @step(%x) -> (two results) and a @main."""
 
-    def __init__(self, rng, pair_rng=None):
+    def __init__(self, rng, pair_rng=None, loop_rng=None):
         self.rng = rng
         # With --multi-result: ops with two results drawn from a stream of
         # their own (the other draws, and so the programs without them,
         # stay what they were).
         self.pair_rng = pair_rng
+        # With --loops: scf.for loops with static trip counts, from a
+        # stream of their own too.
+        self.loop_rng = loop_rng
         self.lines = []
         self.values = []  # (name, size)
         self.counter = 0
         self.helpers = set()
+        self.constants = set()
 
     def fresh(self):
         self.counter += 1
@@ -152,9 +161,54 @@ class Program:
         self.values.append((f"{name}#0", size))
         self.values.append((f"{name}#1", size))
 
+    def loop(self):
+        """An scf.for of 2 or 3 iterations carrying one value: its body
+        reads values from before the loop (loop-invariants) and the carried
+        one, and makes tensors of its own (as a layer loop or a split
+        does)."""
+        lr = self.loop_rng
+        # Not a constant: bufferization copies a constant init before the
+        # loop, and the analysis keeps the constant through the loop (an
+        # over-estimate by its bytes; the planning passes materialize the
+        # copy where they rewrite, and the analysis is exact then).
+        pool = [v for v in self.values if v[0] not in self.constants]
+        carried = lr.choice(pool[-4:])
+        size = carried[1]
+        n = self.counter + 1
+        self.counter += 1
+        self.emit(f"%lb{n} = arith.constant 0 : index")
+        self.emit(f"%ls{n} = arith.constant 1 : index")
+        self.emit(f"%le{n} = arith.constant {lr.choice([2, 3])} : index")
+        name, acc = self.fresh(), self.fresh()
+        self.emit(f"{name} = scf.for %li{n} = %lb{n} to %le{n} step %ls{n} "
+                  f"iter_args({acc} = {carried[0]}) -> ({t(size)}) {{")
+        outer = list(self.values)
+        self.values.append((acc, size))
+        for _ in range(lr.randint(1, 4)):
+            v = lr.choice(self.values) if lr.random() < 0.5 else \
+                self.values[-1]
+            kind = lr.choice(["add", "mul", "half", "max"])
+            inputs = [v[0]]
+            if kind in ("add", "mul"):
+                same = [u for u in self.values if u[1] == v[1]]
+                inputs.append(lr.choice(same)[0])
+            self.elementwise(kind, inputs, v[1])
+        # The carried value of the next iteration: of its size, from a
+        # value of the body (or the carried one) and the carried one,
+        # written into the carried one's buffer (bufferization wants the
+        # yielded value equivalent to the iteration's argument).
+        same = [u for u in self.values[len(outer):] if u[1] == size]
+        last = self.elementwise("add", [lr.choice(same)[0], acc], size,
+                                init=acc)
+        self.emit(f"scf.yield {last} : {t(size)}")
+        self.emit("}")
+        self.values = outer + [(name, size)]
+
     def add_op(self):
         if self.pair_rng and self.pair_rng.random() < 0.08:
             self.two_results()
+        if self.loop_rng and self.loop_rng.random() < 0.15:
+            self.loop()
         r = self.rng.random()
         if r < 0.12:
             # A weight as a constant: dense or splat.
@@ -167,6 +221,7 @@ class Program:
             else:
                 self.emit(f"{name} = arith.constant dense<0.25> : {t(size)}")
             self.values.append((name, size))
+            self.constants.add(name)
         elif r < 0.22:
             # A zero-filled init that later ops may share as destination.
             size = self.rng.choice(SIZES)
@@ -301,10 +356,12 @@ METHODS = ["insert-swaps", "rematerialize", "plan", "schedule", "split",
            "moccasin", "joint"]
 
 
-def check(index, seed, arena=False, keep=None, multi_result=False):
+def check(index, seed, arena=False, keep=None, multi_result=False,
+          loops=False):
     rng = random.Random(seed * 100003 + index)
     pair_rng = random.Random(f"pair-{seed}-{index}") if multi_result else None
-    program = Program(rng, pair_rng).build(rng.randint(6, 28))
+    loop_rng = random.Random(f"loop-{seed}-{index}") if loops else None
+    program = Program(rng, pair_rng, loop_rng).build(rng.randint(6, 28))
     # The arena runs plan against arenas; scheduling has no arena option.
     method = rng.choice(METHODS[:3] if arena else METHODS[:4])
     # Splitting is drawn from a stream of its own, so that the programs and
@@ -339,6 +396,12 @@ def check(index, seed, arena=False, keep=None, multi_result=False):
         # With arenas, what the budget bounds starts at the unplanned arena.
         top = before["step"]["arena"]["bytes"] if arena else peak
         budget = rng.randint(min(floor, top), top)
+        # With loops, a share of the budgets are below the smallest
+        # feasible one of ops kept whole, which counts a loop with its
+        # body's peak: planning inside the bodies may still fit them.
+        if loop_rng and not arena and loop_rng.random() < 0.4 and \
+                "scf.for" in program:
+            budget = loop_rng.randint(max(1, floor // 2), floor)
         if method == "schedule":
             budget = peak  # reordering never makes the peak larger
         result.update(peak=peak, budget=budget)
@@ -463,6 +526,11 @@ def main():
     ap.add_argument("--multi-result", action="store_true",
                     help="add ops with two results (as a max pooling with "
                     "indices), from a random stream of their own")
+    ap.add_argument("--loops", action="store_true",
+                    help="add scf.for loops carrying a value, whose bodies "
+                    "read loop-invariants (from a random stream of their "
+                    "own), and draw a share of the budgets below the "
+                    "smallest feasible one of ops kept whole")
     ap.add_argument("--keep", metavar="DIR",
                     help="keep each program's files in DIR/SEED-INDEX")
     a = ap.parse_args()
@@ -481,7 +549,7 @@ def main():
     start = time.time()
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
         results = list(pool.map(lambda i: check(i, a.seed, a.arena, a.keep,
-                                              a.multi_result),
+                                              a.multi_result, a.loops),
                                 range(a.start, a.start + a.programs)))
     seconds = time.time() - start
     counts = {}

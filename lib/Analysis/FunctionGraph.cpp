@@ -686,8 +686,16 @@ AliasModel::placeTied(OpResult result, OpOperand &tiedInit, OpIndex index) {
   // extract/insert pair); else the rule: in place at the init buffer's last
   // use. Never into read-only data (a constant) or a borrowed argument.
   std::optional<bool> analysed = bufferizesInPlace(tiedInit);
-  bool inPlace = buffer && writable[*buffer] &&
-                 (analysed ? *analysed : bufferLastUse[*buffer] <= index);
+  // A bufferized loop carries its init's buffer itself (memrefs are not
+  // copied), whatever reads the buffer later: before, such a loop's result
+  // was a buffer of its own whose last use could be a call, which then
+  // owned it and freed the init's buffer that later ops still used
+  // (--lms-deallocate freed it twice).
+  bool bufferized = isa<BaseMemRefType>(tiedInit.get().getType());
+  bool inPlace =
+      buffer && (bufferized ||
+                 (writable[*buffer] &&
+                  (analysed ? *analysed : bufferLastUse[*buffer] <= index)));
   if (inPlace) {
     addAlias(result, *buffer, index);
     return ResultPlacement{ResultPlacement::InPlace, *buffer};

@@ -149,3 +149,40 @@ func.func private @step(%x: memref<4xf32>) -> memref<4xf32> {
   "test.op"(%x, %b) : (memref<4xf32>, memref<4xf32>) -> ()
   return %b : memref<4xf32>
 }
+
+// -----
+
+// COM: Regression (bench/property/run.py --loops, seed 101, program 53): a
+// COM: bufferized loop carries its init's buffer itself. Its result, passed
+// COM: to a call whose operand it is last used by, is still the init's
+// COM: buffer, which later ops read: the call lends it (a borrowing copy of
+// COM: the callee), and the caller frees it once, after the last read.
+// COM: Before, the loop's result counted as a buffer of its own, the callee
+// COM: owned it and freed it, and the caller freed it again.
+// CHECK-LABEL: func.func @loop_result_to_call
+// CHECK: %[[A:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: %[[L:.*]] = scf.for
+// CHECK: call @give_lms_borrow_b(%[[L]])
+// CHECK-NOT: memref.dealloc %[[A]]
+// CHECK: "test.read"(%[[A]])
+// CHECK-NEXT: memref.dealloc %[[A]]
+// CHECK-NOT: memref.dealloc %[[A]]
+// CHECK: func.func private @give_lms_borrow_b(%{{.*}}: memref<4xf32> {lms.borrowed})
+func.func @loop_result_to_call() -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %a = memref.alloc() : memref<4xf32>
+  %l = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %a) -> (memref<4xf32>) {
+    "test.write"(%acc) : (memref<4xf32>) -> ()
+    scf.yield %acc : memref<4xf32>
+  }
+  %r = call @give(%l) : (memref<4xf32>) -> memref<4xf32>
+  "test.read"(%a) : (memref<4xf32>) -> ()
+  return %r : memref<4xf32>
+}
+func.func private @give(%x: memref<4xf32>) -> memref<4xf32> {
+  %b = memref.alloc() : memref<4xf32>
+  "test.op"(%x, %b) : (memref<4xf32>, memref<4xf32>) -> ()
+  return %b : memref<4xf32>
+}
