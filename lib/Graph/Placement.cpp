@@ -904,6 +904,11 @@ lms::arenaNeed(const Graph &graph, const Plan &plan,
       lives[life].end = static_cast<uint32_t>(plan.size());
   ArenaNeed need;
   need.ownPeakBytes = static_cast<uint64_t>(ownPeak);
+  // Buffers of no bytes (an unused constant or empty tensor) allocate
+  // nothing: the lowering carves no arena for them alone (before, such a
+  // function was counted with a one-byte arena, rounded up to the
+  // alignment, which the emulated device never measured).
+  llvm::erase_if(lives, [](const BufferLife &life) { return life.bytes == 0; });
   if (lives.empty())
     return need;
   llvm::Expected<Placement> placed = placeBuffers(lives, options);

@@ -20,6 +20,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir {
 namespace lms {
@@ -207,6 +209,33 @@ struct LMSCarveArenaPass
     return false;
   }
 
+  /// The values that are `buffer` or a view of it: it, its views (reshapes,
+  /// subviews), and the results of the loops that carry one of them (a
+  /// bufferized loop's result tied to an init is the init's buffer),
+  /// transitively. A swap-out of a loop's result frees the root of what
+  /// the loop carries: the allocation.
+  static SmallVector<Value> sameBuffer(Value buffer) {
+    SmallVector<Value> values = {buffer};
+    auto add = [&](Value value) {
+      if (!llvm::is_contained(values, value))
+        values.push_back(value);
+    };
+    for (size_t i = 0; i < values.size(); ++i)
+      for (OpOperand &use : values[i].getUses()) {
+        Operation *user = use.getOwner();
+        if (auto loop = dyn_cast<LoopLikeOpInterface>(user)) {
+          if (OpResult result = loop.getTiedLoopResult(&use))
+            add(result);
+        } else if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
+          if (view.getViewSource() == values[i])
+            for (Value result : user->getResults())
+              if (isa<BaseMemRefType>(result.getType()))
+                add(result);
+        }
+      }
+    return values;
+  }
+
   /// Places and carves the buffers of `func`: into an arena it allocates,
   /// or with `frame` into a frame its caller passes as a last argument.
   LogicalResult carve(func::FuncOp func, SymbolTable &symbols,
@@ -230,11 +259,12 @@ struct LMSCarveArenaPass
         continue;
       gpu::DeallocOp dealloc;
       unsigned deallocs = 0;
-      for (Operation *user : alloc.getMemref().getUsers())
-        if (auto free = dyn_cast<gpu::DeallocOp>(user)) {
-          dealloc = free;
-          ++deallocs;
-        }
+      for (Value value : sameBuffer(alloc.getMemref()))
+        for (Operation *user : value.getUsers())
+          if (auto free = dyn_cast<gpu::DeallocOp>(user)) {
+            dealloc = free;
+            ++deallocs;
+          }
       if (deallocs != 1 || dealloc->getBlock() != &body ||
           position[dealloc] < position[alloc] ||
           escapes(alloc.getMemref(), dealloc, symbols))

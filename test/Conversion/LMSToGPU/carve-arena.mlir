@@ -177,3 +177,37 @@ func.func @recursive(%in: memref<64xf32>) {
   call @recursive(%in) : (memref<64xf32>) -> ()
   return
 }
+
+// -----
+
+// COM: A buffer a loop carries and whose loop result is freed (a swap-out
+// COM: of the result releases it) is carved too: the result is the init's
+// COM: buffer. Before, it stayed an allocation of its own beside the arena,
+// COM: which the analysis had placed in it (the emulated device measured
+// COM: 4,096 bytes over the analysed arena in 5 of 100 random programs with
+// COM: loops; bench/property/run.py --loops --arena --seed 103).
+// CHECK-LABEL: func.func @loop_result_freed
+// CHECK-SAME: lms.arena_bytes = 1024
+// CHECK-NOT: gpu.alloc async [%{{.*}}] () : memref<256xf32>
+// CHECK: %[[A:.*]] = memref.view
+// CHECK: %[[L:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[A]])
+// CHECK: call @lmsArenaRelease
+// CHECK-NOT: gpu.dealloc async [%{{.*}}] %[[L]]
+// CHECK: return
+func.func @loop_result_freed() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %s0 = gpu.wait async
+  %a, %t0 = gpu.alloc async [%s0] () : memref<256xf32>
+  gpu.wait [%t0]
+  %l = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %a) -> (memref<256xf32>) {
+    "test.write"(%acc) : (memref<256xf32>) -> ()
+    scf.yield %acc : memref<256xf32>
+  }
+  "test.use"(%l) : (memref<256xf32>) -> ()
+  %s1 = gpu.wait async
+  %f = gpu.dealloc async [%s1] %l : memref<256xf32>
+  gpu.wait [%f]
+  return
+}
