@@ -180,10 +180,11 @@ static bool definedInside(Operation *op, Value value) {
 }
 
 /// The largest buffer that the op at `index` of `graph` (an op with
-/// regions) reads from outside, through one value `x`, without writing it,
-/// and whose last use it is: fetching it inside each iteration, from a
-/// host copy made before the op, takes its bytes off what the op holds
-/// beside its body. Null when there is none.
+/// regions) reads from outside, through one value `x`, without writing it:
+/// fetching it inside each iteration, from a host copy made before the op,
+/// takes its bytes off what the op holds beside its body. The ops after it
+/// that read the buffer must read `x` too, without writing it (they read
+/// it back from the host copy). Null when there is none.
 static Value fetchableCapture(const FunctionGraph &graph, ::lms::OpIndex index,
                               Operation *op) {
   const ::lms::Graph &g = graph.getGraph();
@@ -191,33 +192,39 @@ static Value fetchableCapture(const FunctionGraph &graph, ::lms::OpIndex index,
   uint64_t bestBytes = 0;
   for (::lms::TensorIndex t : g.op(index).inputs) {
     const ::lms::Tensor &tensor = g.tensor(t);
-    // Arguments stay (the caller may own them), and so do values the
-    // program reads after the op.
+    // Arguments stay (the caller may own them), and so do returned values.
     if (tensor.space != ::lms::MemorySpace::Device || tensor.bytes == 0 ||
         tensor.liveOut || tensor.producer == ::lms::kEntry ||
-        tensor.users.empty() || tensor.users.back() != index ||
         tensor.bytes <= bestBytes)
       continue;
-    // Read only through one value `x` inside the regions, never written
-    // there, and not through the op's operands.
+    // Read only through one value `x` inside the regions and after the
+    // op, never written there, and not through the op's operands.
     bool ok = llvm::none_of(op->getOperands(), [&](Value operand) {
       return graph.lookupBuffer(operand) == std::optional(t);
     });
     Value x;
-    op->walk([&](Operation *inner) {
-      if (inner == op || !ok)
-        return;
-      for (OpOperand &use : inner->getOpOperands()) {
-        Value v = use.get();
-        if (definedInside(op, v) || graph.lookupBuffer(v) != std::optional(t))
-          continue;
-        auto dps = dyn_cast<DestinationStyleOpInterface>(inner);
-        if ((x && v != x) || (dps && dps.isDpsInit(&use)) ||
-            isa<SwapOutOp, SwapInOp, SwapWaitOp>(inner))
-          ok = false;
-        x = v;
-      }
-    });
+    auto readsOnlyX = [&](Operation *reader, Operation *scope) {
+      reader->walk([&](Operation *inner) {
+        if (inner == op || !ok)
+          return;
+        for (OpOperand &use : inner->getOpOperands()) {
+          Value v = use.get();
+          if ((scope && definedInside(scope, v)) ||
+              graph.lookupBuffer(v) != std::optional(t))
+            continue;
+          auto dps = dyn_cast<DestinationStyleOpInterface>(inner);
+          if ((x && v != x) || (dps && dps.isDpsInit(&use)) ||
+              isa<SwapOutOp, SwapInOp, SwapWaitOp, CallOpInterface>(inner) ||
+              inner->hasTrait<OpTrait::IsTerminator>())
+            ok = false;
+          x = v;
+        }
+      });
+    };
+    readsOnlyX(op, op);
+    for (::lms::OpIndex user : tensor.users)
+      if (user > index && ok)
+        readsOnlyX(graph.getOp(user), graph.getOp(user));
     auto type = x ? dyn_cast<RankedTensorType>(x.getType()) : nullptr;
     Operation *def = x ? x.getDefiningOp() : nullptr;
     std::optional<::lms::OpIndex> defined =
@@ -228,11 +235,11 @@ static Value fetchableCapture(const FunctionGraph &graph, ::lms::OpIndex index,
       continue;
     // `x` holds the buffer's contents when the op runs: no op between
     // writes the buffer in place.
-    bool used = llvm::none_of(tensor.users, [&](::lms::OpIndex user) {
+    bool current = llvm::none_of(tensor.users, [&](::lms::OpIndex user) {
       return user > *defined && user < index &&
              llvm::is_contained(g.op(user).updates, t);
     });
-    if (ok && used) {
+    if (current) {
       best = x;
       bestBytes = tensor.bytes;
     }
@@ -242,12 +249,31 @@ static Value fetchableCapture(const FunctionGraph &graph, ::lms::OpIndex index,
 
 /// Offloads `x` right before `op` and fetches it in each region of `op`
 /// that reads it, right before the first op there that does: every
-/// iteration reads a copy of its own, freed after its last use there.
-static void fetchPerIteration(Operation *op, Value x) {
+/// iteration reads a copy of its own, freed after its last use there. The
+/// ops after `op` that read `x` read one more copy, fetched before the
+/// first of them.
+static unsigned fetchPerIteration(Operation *op, Value x) {
+  unsigned swapIns = 0;
   auto type = cast<RankedTensorType>(x.getType());
   OpBuilder builder(op);
   Value handle = SwapOutOp::create(builder, x.getLoc(), HostType::get(type), x)
                      .getResult();
+  Block *block = op->getBlock();
+  Operation *later = nullptr;
+  for (Operation *user : x.getUsers())
+    if (Operation *top = block->findAncestorOpInBlock(*user))
+      if (op->isBeforeInBlock(top) && (!later || top->isBeforeInBlock(later)))
+        later = top;
+  if (later) {
+    OpBuilder after(later);
+    Value back =
+        SwapInOp::create(after, later->getLoc(), type, handle).getResult();
+    ++swapIns;
+    x.replaceUsesWithIf(back, [&](OpOperand &use) {
+      Operation *top = block->findAncestorOpInBlock(*use.getOwner());
+      return top && top != back.getDefiningOp() && op->isBeforeInBlock(top);
+    });
+  }
   for (Region &region : op->getRegions()) {
     if (region.empty())
       continue;
@@ -268,10 +294,12 @@ static void fetchPerIteration(Operation *op, Value x) {
     OpBuilder inside(first);
     Value fetched =
         SwapInOp::create(inside, first->getLoc(), type, handle).getResult();
+    ++swapIns;
     x.replaceUsesWithIf(fetched, [&](OpOperand &use) {
       return region.isAncestor(use.getOwner()->getParentRegion());
     });
   }
+  return swapIns;
 }
 
 FailureOr<RegionPlanning> mlir::lms::planRegionBodies(
@@ -324,6 +352,7 @@ FailureOr<RegionPlanning> mlir::lms::planRegionBodies(
         if (succeeded(inside)) {
           planned.bodies += inside->bodies;
           planned.fetched += inside->fetched;
+          planned.fetchedIns += inside->fetchedIns;
           if (inside->bodies || inside->fetched)
             graph.reset();
           break;
@@ -348,7 +377,7 @@ FailureOr<RegionPlanning> mlir::lms::planRegionBodies(
           return failure();
         break;
       }
-      fetchPerIteration(op, capture);
+      planned.fetchedIns += fetchPerIteration(op, capture);
       ++planned.fetched;
       graph.reset();
     }
@@ -379,6 +408,7 @@ mlir::lms::planBodiesOf(Operation *op, uint64_t room,
     if (deeper->bodies || deeper->fetched) {
       planned.bodies += deeper->bodies;
       planned.fetched += deeper->fetched;
+      planned.fetchedIns += deeper->fetchedIns;
       inner = FunctionGraph::buildNested(body, graphOptions);
       if (failed(inner))
         return failure();
@@ -683,7 +713,7 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
   stats->fetched = bodies->fetched;
   stats->tensors += inBodies.tensors + bodies->fetched;
   stats->swapOuts += inBodies.swapOuts + bodies->fetched;
-  stats->swapIns += inBodies.swapIns + bodies->fetched;
+  stats->swapIns += inBodies.swapIns + bodies->fetchedIns;
   stats->toHost += inBodies.toHost;
   stats->toDevice += inBodies.toDevice;
   stats->stallSeconds += inBodies.stallSeconds;

@@ -152,6 +152,10 @@ using BodyPlanner = llvm::function_ref<LogicalResult(
 /// iteration.
 struct RegionPlanning {
   unsigned bodies = 0, fetched = 0;
+  /// The lms.swap_in ops those fetches wrote (one in each region that
+  /// reads the value, and one after the op where the program reads it
+  /// there too).
+  unsigned fetchedIns = 0;
 };
 
 /// Plans inside the ops with regions (loops, conditionals) of `block`

@@ -239,8 +239,9 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
     values of one iteration are offloaded and fetched within it (loops in
     the body first, the same way); the function is planned after, around
     the loop. When that is not enough, the largest value the loop reads
-    from outside as its last use (a loop-invariant) is offloaded before it
-    and fetched inside each iteration. `stats=true` counts the
+    from outside (a loop-invariant) is offloaded before it and fetched
+    inside each iteration (and once more after the loop where the program
+    reads it there too). `stats=true` counts the
     `bodies-planned` and the values `fetched-per-iteration`.
 
     Input (budget 3 MiB; every tensor is 1 MiB):

@@ -1,0 +1,89 @@
+// COM: A loop-invariant fetched in each iteration that the program reads
+// COM: after the loop too (loop-fetch-per-iteration.mlir has the loop
+// COM: alone): offloaded before the loop, fetched inside each iteration and
+// COM: once more before its first read after the loop, from the same host
+// COM: copy. Same values, the measured peak the analysed one under the
+// COM: budget, no leaks, and --lms-strip gives back the input.
+// REQUIRES: lms-runtime
+
+// RUN: lms-opt %s --lms-insert-swaps="budget=24000 stats=true" -o %t.swap.mlir 2>&1 | FileCheck %s --check-prefix=STATS
+// STATS: lms-insert-swaps: 1 tensors-swapped, 1 swap-outs, 2 swap-ins, {{.*}}, 1 fetched-per-iteration
+// RUN: FileCheck %s --check-prefix=SWAP < %t.swap.mlir
+// SWAP: %[[H:.*]] = lms.swap_out %{{.*}} : tensor<64x64xf32> -> !lms.host<tensor<64x64xf32>>
+// SWAP-NEXT: scf.for
+// SWAP: %[[IN:.*]] = lms.swap_in %[[H]]
+// SWAP-NEXT: linalg.generic {{.*}} ins(%[[IN]] : tensor<64x64xf32>)
+// SWAP: scf.yield
+// SWAP: %[[AFTER:.*]] = lms.swap_in %[[H]]
+// SWAP: linalg.generic {{.*}} ins(%[[AFTER]] : tensor<64x64xf32>)
+// RUN: lms-opt %t.swap.mlir --lms-strip -o %t.stripped.mlir
+// RUN: lms-opt %s -o %t.input.mlir
+// RUN: diff %t.input.mlir %t.stripped.mlir
+// RUN: lms-opt %s --lms-host-pipeline -o %t.orig.ll.mlir
+// RUN: env LMS_RUNTIME=emulated mlir-runner %t.orig.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.orig.out
+// RUN: FileCheck %s --check-prefix=VALUES < %t.orig.out
+// VALUES: [49154,  49154,
+// RUN: lms-opt %t.swap.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.swap.json
+// RUN: lms-opt %t.swap.mlir --lms-host-pipeline -o %t.swap.ll.mlir
+// RUN: env LMS_RUNTIME=emulated LMS_DEVICE_BYTES=24000 LMS_RUNTIME_STATS=%t.swap.stats mlir-runner %t.swap.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.swap.out
+// RUN: diff %t.orig.out %t.swap.out
+// RUN: %check_stats %t.swap.stats --max-peak 24000 --analysis %t.swap.json --no-leaks | FileCheck %s --check-prefix=MEASURED
+// MEASURED: peak device bytes 16896 <= 24000
+// MEASURED-NEXT: measured peak 16896 == analysed peak
+// MEASURED-NEXT: no leaks
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func private @printMemrefF32(tensor<*xf32>)
+func.func @main() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %ex = tensor.empty() : tensor<64xf32>
+  %x = linalg.fill ins(%one : f32) outs(%ex : tensor<64xf32>) -> tensor<64xf32>
+  %eb = tensor.empty() : tensor<64x64xf32>
+  %big = linalg.generic {indexing_maps = [#row, #id2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<64xf32>) outs(%eb : tensor<64x64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %m = arith.addf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<64x64xf32>
+  %ei = tensor.empty() : tensor<64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%ei : tensor<64xf32>) -> tensor<64xf32>
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %init) -> (tensor<64xf32>) {
+    %rb = tensor.empty() : tensor<64xf32>
+    %zb = linalg.fill ins(%zero : f32) outs(%rb : tensor<64xf32>) -> tensor<64xf32>
+    %b2 = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%big : tensor<64x64xf32>) outs(%zb : tensor<64xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      %s = arith.addf %in, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<64xf32>
+    %ea = tensor.empty() : tensor<64x64xf32>
+    %a = linalg.generic {indexing_maps = [#row, #id2], iterator_types = ["parallel", "parallel"]} ins(%b2 : tensor<64xf32>) outs(%ea : tensor<64x64xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      %m = arith.mulf %in, %in : f32
+      linalg.yield %m : f32
+    } -> tensor<64x64xf32>
+    %ra = tensor.empty() : tensor<64xf32>
+    %za = linalg.fill ins(%zero : f32) outs(%ra : tensor<64xf32>) -> tensor<64xf32>
+    %a2 = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%a : tensor<64x64xf32>) outs(%za : tensor<64xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      %s = arith.maximumf %in, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<64xf32>
+    %s2 = linalg.add ins(%acc, %a2 : tensor<64xf32>, tensor<64xf32>) outs(%acc : tensor<64xf32>) -> tensor<64xf32>
+    scf.yield %s2 : tensor<64xf32>
+  }
+  %rf = tensor.empty() : tensor<64xf32>
+  %zf = linalg.fill ins(%zero : f32) outs(%rf : tensor<64xf32>) -> tensor<64xf32>
+  %f2 = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%big : tensor<64x64xf32>) outs(%zf : tensor<64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.maximumf %in, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %fin = linalg.add ins(%r, %f2 : tensor<64xf32>, tensor<64xf32>) outs(%r : tensor<64xf32>) -> tensor<64xf32>
+  %u = tensor.cast %fin : tensor<64xf32> to tensor<*xf32>
+  call @printMemrefF32(%u) : (tensor<*xf32>) -> ()
+  return
+}
