@@ -57,6 +57,19 @@ struct MixTrial {
   std::optional<size_t> best;
 };
 
+/// How a function is split: the smallest feasible budget its loops aim at,
+/// as a fraction of the budget, and the aims (bytes) of the kinds of ops
+/// (splitAnchorKey) given their own by the refinement.
+struct SplitChoice {
+  double fraction = 0.25;
+  std::map<std::string, uint64_t> aims;
+};
+
+/// The split refinement tries the aims of at most this many kinds of
+/// split ops (the first split), each at most kRefineSteps times.
+constexpr size_t kRefinedKinds = 3;
+constexpr unsigned kRefineSteps = 3;
+
 struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
   using Base::Base;
 
@@ -350,22 +363,25 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       }
     }
     // Then what no plan that keeps ops whole can meet: the op that sets
-    // the smallest feasible budget, split into slices (--lms-split).
+    // the smallest feasible budget, split into slices (--lms-split). The
+    // split's plan, made while choosing it, is replayed below.
+    std::optional<MixTrial> replay;
+    bool splitBelowFloor = false;
     if (split &&
         ::lms::minimumFeasibleBytes(graph->getGraph()).first > *limit) {
       // Aim below the budget: the loops leave room for what stays live
       // across them, and the rest of the plan is faster for it. With
       // several aims, each is planned on a copy and the fastest simulated
       // step wins (the device model chooses the slice counts).
-      double fraction = fractions.front();
-      if (fractions.size() > 1) {
-        fraction = chooseSplitFraction(func, context, *limit);
-      }
+      SplitChoice choice{fractions.front(), {}};
+      if (fractions.size() > 1 || refineSplits)
+        choice = chooseSplit(func, context, *limit, replay);
       FailureOr<unsigned> splits =
-          splitFor(func, graphOptions, *limit, fraction, printStatistics);
+          splitFor(func, graphOptions, *limit, choice, printStatistics);
       if (failed(splits))
         return failure();
       if (*splits) {
+        splitBelowFloor = true;
         reorderedAny = true;
         if (failed(remeasure()))
           return failure();
@@ -375,7 +391,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     }
     // An op under the budget may still be worth splitting: it then holds
     // less, and less is offloaded or recomputed around it.
-    if (split) {
+    if (split && !splitBelowFloor) {
       FailureOr<bool> planned = planSplitIfFaster(func, context, *limit);
       if (failed(planned))
         return failure();
@@ -384,8 +400,9 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       if (failed(remeasure()))
         return failure();
     }
-    FailureOr<double> seconds = planMixes(func, context, *limit, *graph, peak,
-                                          measured, /*commit=*/true);
+    FailureOr<double> seconds =
+        planMixes(func, context, *limit, *graph, peak, measured,
+                  /*commit=*/true, replay ? &*replay : nullptr);
     return failure(failed(seconds));
   }
 
@@ -489,12 +506,13 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     };
     auto prepare = [&](FunctionOpInterface target,
                        const GraphOptions &graphOptions,
-                       std::optional<double> fraction) -> FailureOr<Trial> {
-      if (fraction) {
+                       const std::optional<SplitChoice> &choice,
+                       SplitKinds *kinds = nullptr) -> FailureOr<Trial> {
+      if (choice) {
         ScopedDiagnosticHandler quiet(target->getContext(),
                                       [](Diagnostic &) { return success(); });
         FailureOr<unsigned> splits =
-            splitFor(target, graphOptions, limit, *fraction, false);
+            splitFor(target, graphOptions, limit, *choice, false, kinds);
         if (failed(splits) || *splits == 0)
           return failure();
       }
@@ -511,23 +529,17 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     std::vector<double> splitting;
     for (double fraction : fractions) {
       snapshot.restore();
-      if (succeeded(prepare(copy, trialOptions, fraction)))
+      if (succeeded(prepare(copy, trialOptions, SplitChoice{fraction, {}})))
         splitting.push_back(fraction);
     }
     if (splitting.empty())
       return false;
 
-    auto label = [](std::optional<double> fraction) {
-      return fraction
-                 ? llvm::formatv("split for {0:P0} of the budget", *fraction)
-                       .str()
-                 : std::string("as it is");
-    };
-    auto report = [&](std::optional<double> fraction,
+    auto report = [&](const std::optional<SplitChoice> &choice,
                       std::optional<double> seconds, llvm::StringRef why) {
       if (printStatistics)
         llvm::errs() << "lms-plan: @" << func.getName() << ": "
-                     << label(fraction) << ": "
+                     << (choice ? splitLabel(*choice) : "as it is") << ": "
                      << (seconds
                              ? llvm::formatv("{0:F1} us", *seconds * 1e6).str()
                              : why.str())
@@ -536,7 +548,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     // The function as it is first, planned on itself and kept (undone only
     // when a split wins), so that slower splits are not planned.
     std::optional<double> bestSeconds;
-    std::optional<double> bestFraction;
+    std::optional<SplitChoice> bestChoice;
     MixTrial bestMix;
     BodySnapshot original(func);
     if (FailureOr<Trial> trial = prepare(func, context.graphOptions, {});
@@ -553,24 +565,27 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         bestSeconds = *planned;
     }
     report(std::nullopt, bestSeconds, "no plan");
-    for (double fraction : splitting) {
+    // Loops are worth their complexity only for a clear gain over the
+    // function as it is.
+    double required = 1 - kSplitGain;
+    // A split's planned step (nothing when slower without LMS than
+    // `against` or without a plan), its plan recorded in `mix`.
+    auto timeSplit = [&](const SplitChoice &choice,
+                         std::optional<double> against, MixTrial &mix,
+                         SplitKinds *kinds) -> std::optional<double> {
       snapshot.restore();
-      FailureOr<Trial> trial = prepare(copy, trialOptions, fraction);
+      FailureOr<Trial> trial = prepare(copy, trialOptions, choice, kinds);
       if (failed(trial))
-        continue;
+        return std::nullopt;
       const ::lms::Graph &g = trial->graph->getGraph();
-      // Loops are worth their complexity only for a clear gain.
-      double required = 1 - kSplitGain;
       std::optional<double> seconds;
-      MixTrial mix;
       if (trial->measured <= limit) {
         seconds = ::lms::simulate(g, context.device).totalSeconds;
-      } else if (bestSeconds &&
-                 ::lms::simulate(g, context.device).totalSeconds >=
-                     *bestSeconds * required) {
-        report(fraction, std::nullopt,
+      } else if (against && ::lms::simulate(g, context.device).totalSeconds >=
+                                *against) {
+        report(choice, std::nullopt,
                "not planned (slower without LMS than the plan above)");
-        continue;
+        return std::nullopt;
       } else {
         FailureOr<double> planned =
             planMixes(copy, trialContext, limit, *trial->graph, trial->peak,
@@ -578,24 +593,59 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         if (succeeded(planned))
           seconds = *planned;
       }
-      report(fraction, seconds, "no plan");
-      if (seconds && (!bestSeconds || *seconds < *bestSeconds * required)) {
-        bestSeconds = seconds;
-        bestFraction = fraction;
-        bestMix = std::move(mix);
+      report(choice, seconds, "no plan");
+      return seconds;
+    };
+    // The fastest split of the aims, then its kinds' own aims refined.
+    std::optional<double> splitSeconds;
+    std::optional<SplitChoice> splitChoice;
+    SplitKinds splitKinds;
+    MixTrial splitMix;
+    for (double fraction : splitting) {
+      MixTrial mix;
+      SplitKinds kinds;
+      SplitChoice choice{fraction, {}};
+      std::optional<double> against;
+      if (bestSeconds)
+        against = *bestSeconds * required;
+      if (splitSeconds)
+        against = std::min(against.value_or(*splitSeconds), *splitSeconds);
+      std::optional<double> seconds = timeSplit(choice, against, mix, &kinds);
+      if (seconds && (!splitSeconds || *seconds < *splitSeconds)) {
+        splitSeconds = seconds;
+        splitChoice = choice;
+        splitKinds = std::move(kinds);
+        splitMix = std::move(mix);
       }
+    }
+    if (splitChoice && refineSplits)
+      refineSplit(func, limit, *splitChoice, *splitSeconds, splitKinds,
+                  [&](const SplitChoice &choice) {
+                    MixTrial mix;
+                    std::optional<double> seconds =
+                        timeSplit(choice, *splitSeconds, mix, nullptr);
+                    if (seconds && *seconds < *splitSeconds)
+                      splitMix = std::move(mix);
+                    return seconds;
+                  });
+    if (splitSeconds &&
+        (!bestSeconds || *splitSeconds < *bestSeconds * required)) {
+      bestSeconds = splitSeconds;
+      bestChoice = splitChoice;
+      bestMix = std::move(splitMix);
     }
     // No trial gave a plan: the function as it is (unchanged), whose
     // planners explain.
     if (!bestSeconds)
       return false;
     if (printStatistics)
-      llvm::errs() << "lms-plan: @" << func.getName()
-                   << ": chosen: " << label(bestFraction) << "\n";
-    if (!bestFraction)
+      llvm::errs() << "lms-plan: @" << func.getName() << ": chosen: "
+                   << (bestChoice ? splitLabel(*bestChoice) : "as it is")
+                   << "\n";
+    if (!bestChoice)
       return true;
     original.restore();
-    FailureOr<Trial> chosen = prepare(func, context.graphOptions, bestFraction);
+    FailureOr<Trial> chosen = prepare(func, context.graphOptions, bestChoice);
     if (failed(chosen))
       return emitError(func.getLoc())
              << "internal error: the chosen split failed when repeated";
@@ -610,26 +660,113 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     return true;
   }
 
-  /// Splits for `fraction` of `limit` (--lms-split).
+  using SplitKinds = std::vector<std::pair<std::string, Location>>;
+
+  /// "split for 25% of the budget", with the kinds given their own aims.
+  std::string splitLabel(const SplitChoice &choice) const {
+    std::string text =
+        llvm::formatv("split for {0:P0} of the budget", choice.fraction).str();
+    for (const auto &[key, aim] : choice.aims) {
+      auto kind = llvm::find_if(
+          labelKinds, [&](const auto &known) { return known.first == key; });
+      std::string where;
+      if (kind != labelKinds.end()) {
+        llvm::raw_string_ostream os(where);
+        os << " at " << kind->second;
+      }
+      text += llvm::formatv(", {0} like the one{1} aiming at {2} bytes",
+                            llvm::StringRef(key).take_until([](char c) {
+                              return c == '{';
+                            }),
+                            where, aim);
+    }
+    return text;
+  }
+  /// The kinds of split ops named in splitLabel.
+  SplitKinds labelKinds;
+
+  /// Splits as `choice` says for `limit` (--lms-split); the kinds of ops
+  /// split are appended to `kinds` when given.
   FailureOr<unsigned> splitFor(FunctionOpInterface func,
                                const GraphOptions &graphOptions, uint64_t limit,
-                               double fraction, bool stats) {
+                               const SplitChoice &choice, bool stats,
+                               SplitKinds *kinds = nullptr) {
     SplitKnobs knobs;
     knobs.warn = false;
     knobs.printStatistics = stats;
-    auto target = static_cast<uint64_t>(static_cast<double>(limit) * fraction);
+    knobs.aims = choice.aims;
+    knobs.splitKinds = kinds;
+    auto target =
+        static_cast<uint64_t>(static_cast<double>(limit) * choice.fraction);
     return splitFunction(func, graphOptions, target, knobs);
   }
 
-  /// The split fraction whose plan has the fastest simulated step: each is
-  /// split and planned on the function, which is then restored.
-  double chooseSplitFraction(FunctionOpInterface func,
-                             const PlanningContext &context, uint64_t limit) {
+  /// From `best` (its step `bestSeconds`, the kinds of ops it splits
+  /// `kinds`), tries the aim of each kind (of the first kRefinedKinds) at
+  /// twice the bytes (fewer slices; at most the budget) while that is
+  /// faster and, when the first try is not, at half (more slices) while
+  /// that is, in at most kRefineSteps trials, and keeps each change that
+  /// `trial` times faster: the device model chooses each kind's slice
+  /// count.
+  void
+  refineSplit(FunctionOpInterface func, uint64_t limit, SplitChoice &best,
+              double &bestSeconds, const SplitKinds &kinds,
+              llvm::function_ref<std::optional<double>(const SplitChoice &)>
+                  trial) {
+    labelKinds = kinds;
+    auto base =
+        static_cast<uint64_t>(static_cast<double>(limit) * best.fraction);
+    // A trial of `key` aiming at `aim`, kept when faster.
+    auto tryAim = [&](const std::string &key, uint64_t aim) {
+      SplitChoice changed = best;
+      changed.aims[key] = aim;
+      std::optional<double> seconds;
+      {
+        ScopedDiagnosticHandler quiet(func->getContext(),
+                                      [](Diagnostic &) { return success(); });
+        seconds = trial(changed);
+      }
+      if (!seconds || *seconds >= bestSeconds)
+        return false;
+      best = std::move(changed);
+      bestSeconds = *seconds;
+      return true;
+    };
+    for (size_t k = 0; k < std::min(kinds.size(), kRefinedKinds); ++k) {
+      const std::string &key = kinds[k].first;
+      uint64_t aim = best.aims.count(key) ? best.aims[key] : base;
+      // Fewer slices while that is faster, else more while that is.
+      unsigned steps = 0;
+      for (bool coarser : {true, false}) {
+        bool moved = false;
+        while (steps < kRefineSteps) {
+          uint64_t next = coarser ? std::min(aim * 2, limit) : aim / 2;
+          if (next == aim || next == 0)
+            break;
+          ++steps;
+          if (!tryAim(key, next))
+            break;
+          aim = next;
+          moved = true;
+        }
+        if (moved)
+          break;
+      }
+    }
+  }
+
+  /// The split whose plan has the fastest simulated step: each fraction is
+  /// split and planned on the function, the fastest refined (refineSplit),
+  /// and the function restored. Its plan is recorded in `record` (where one
+  /// was made).
+  SplitChoice chooseSplit(FunctionOpInterface func,
+                          const PlanningContext &context, uint64_t limit,
+                          std::optional<MixTrial> &record) {
     const GraphOptions &graphOptions = context.graphOptions;
     BodySnapshot snapshot(func);
-    std::optional<double> best;
-    double bestSeconds = 0;
-    for (double fraction : fractions) {
+    // One split planned; its kinds of split ops to `kinds`.
+    auto timeSplit = [&](const SplitChoice &choice, MixTrial &mix,
+                         SplitKinds *kinds) -> std::optional<double> {
       snapshot.restore();
       std::optional<double> seconds;
       {
@@ -637,7 +774,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         ScopedDiagnosticHandler quiet(func->getContext(),
                                       [](Diagnostic &) { return success(); });
         FailureOr<unsigned> splits =
-            splitFor(func, graphOptions, limit, fraction, false);
+            splitFor(func, graphOptions, limit, choice, false, kinds);
         FailureOr<FunctionGraph> graph =
             succeeded(splits) ? FunctionGraph::build(func, graphOptions)
                               : FailureOr<FunctionGraph>(failure());
@@ -650,29 +787,56 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                         ::lms::simulate(graph->getGraph(), context.device)
                             .totalSeconds)
                   : planMixes(func, context, limit, *graph, peak, measured,
-                              /*commit=*/false);
+                              /*commit=*/false, nullptr, &mix);
           if (succeeded(planned))
             seconds = *planned;
         }
       }
       if (printStatistics)
-        llvm::errs() << "lms-plan: @" << func.getName() << ": split for "
-                     << llvm::formatv("{0:P0}", fraction) << " of the budget: "
+        llvm::errs() << "lms-plan: @" << func.getName() << ": "
+                     << splitLabel(choice) << ": "
                      << (seconds
                              ? llvm::formatv("{0:F1} us", *seconds * 1e6).str()
                              : std::string("no plan"))
                      << "\n";
+      return seconds;
+    };
+    std::optional<SplitChoice> best;
+    double bestSeconds = 0;
+    SplitKinds bestKinds;
+    MixTrial bestMix;
+    for (double fraction : fractions) {
+      SplitChoice choice{fraction, {}};
+      MixTrial mix;
+      SplitKinds kinds;
+      std::optional<double> seconds = timeSplit(choice, mix, &kinds);
       if (seconds && (!best || *seconds < bestSeconds)) {
-        best = fraction;
+        best = choice;
         bestSeconds = *seconds;
+        bestKinds = std::move(kinds);
+        bestMix = std::move(mix);
       }
     }
+    if (best && refineSplits)
+      refineSplit(func, limit, *best, bestSeconds, bestKinds,
+                  [&](const SplitChoice &choice) {
+                    MixTrial mix;
+                    std::optional<double> seconds =
+                        timeSplit(choice, mix, nullptr);
+                    if (seconds && *seconds < bestSeconds)
+                      bestMix = std::move(mix);
+                    return seconds;
+                  });
     snapshot.restore();
     if (printStatistics && best)
-      llvm::errs() << "lms-plan: @" << func.getName() << ": chosen: split for "
-                   << llvm::formatv("{0:P0}", *best) << " of the budget\n";
+      llvm::errs() << "lms-plan: @" << func.getName()
+                   << ": chosen: " << splitLabel(*best) << "\n";
     // No aim gave a plan: the first one, whose planner then explains.
-    return best ? *best : fractions.front();
+    if (!best)
+      return SplitChoice{fractions.front(), {}};
+    if (bestMix.best)
+      record = std::move(bestMix);
+    return *best;
   }
 
   /// Offloads and recomputes `func` (already reordered and split) for

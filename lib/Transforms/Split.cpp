@@ -1382,12 +1382,32 @@ struct Floor {
   Operation *op = nullptr;
 };
 
-FailureOr<Floor> floorOf(Operation *func, const GraphOptions &options) {
+/// The op that sets the function's smallest feasible budget. With
+/// `targetOf` (an op's own target), the op that needs most among those
+/// over their own target instead (none: bytes 0); no target is below
+/// `least`.
+FailureOr<Floor>
+floorOf(Operation *func, const GraphOptions &options,
+        llvm::function_ref<uint64_t(Operation *)> targetOf = nullptr,
+        uint64_t least = 0) {
   FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);
   if (failed(graph))
     return failure();
-  auto [bytes, index] = ::lms::minimumFeasibleBytes(graph->getGraph());
+  const ::lms::Graph &g = graph->getGraph();
   Floor floor;
+  if (targetOf) {
+    for (::lms::OpIndex i = 0; i < static_cast<::lms::OpIndex>(g.numOps());
+         ++i) {
+      uint64_t bytes = ::lms::feasibleBytesOf(g, i);
+      Operation *op = graph->getOp(i);
+      if (bytes > least && bytes > floor.bytes && bytes > targetOf(op)) {
+        floor.bytes = bytes;
+        floor.op = op;
+      }
+    }
+    return floor;
+  }
+  auto [bytes, index] = ::lms::minimumFeasibleBytes(g);
   floor.bytes = bytes;
   floor.op = index >= 0 ? graph->getOp(index) : nullptr;
   return floor;
@@ -1446,6 +1466,17 @@ void mlir::lms::registerSplitDependencies(DialectRegistry &registry) {
   linalg::registerTilingInterfaceExternalModels(registry);
 }
 
+std::string mlir::lms::splitAnchorKey(Operation *anchor) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << anchor->getName() << anchor->getAttrDictionary();
+  for (Type type : anchor->getOperandTypes())
+    os << "," << type;
+  for (Type type : anchor->getResultTypes())
+    os << "->" << type;
+  return text;
+}
+
 /// "the smallest feasible budget 1.00 KiB (1024 bytes) is set by", the
 /// start of the warnings of budget mode.
 static std::string floorSetBy(uint64_t bytes) {
@@ -1465,25 +1496,30 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
   unsigned maxRounds = slices ? 1 : knobs.rounds;
   // Without a limit, split as far as it goes.
   uint64_t target = limit.value_or(0);
-  // What was chosen for an anchor, by the anchor's signature (its name,
-  // attributes and types): the layers of a network repeat the same ops, and
-  // one measurement serves them all.
+  // What was chosen for an anchor, by the anchor's kind: the layers of a
+  // network repeat the same ops, and one measurement serves them all.
   std::map<std::string, std::tuple<unsigned, SplitGrowth, int64_t>> remembered;
-  auto signatureOf = [](Operation *op) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << op->getName() << op->getAttrDictionary();
-    for (Type type : op->getOperandTypes())
-      os << "," << type;
-    for (Type type : op->getResultTypes())
-      os << "->" << type;
-    return text;
+  // With aims per kind of anchor, each op is held to its own: an anchor of
+  // such a kind and the loops made for it to the kind's aim, the rest to
+  // the limit.
+  bool ownAims = !slices && !knobs.aims.empty();
+  DenseMap<Operation *, uint64_t> loopAims;
+  uint64_t least = target;
+  for (const auto &[kind, aim] : knobs.aims)
+    least = std::min(least, aim);
+  auto targetOf = [&](Operation *op) -> uint64_t {
+    if (auto it = loopAims.find(op); it != loopAims.end())
+      return it->second;
+    auto aim = knobs.aims.find(splitAnchorKey(op));
+    return aim != knobs.aims.end() ? aim->second : target;
   };
   for (unsigned round = 0; round < maxRounds; ++round) {
-    FailureOr<Floor> floor = floorOf(func, options);
+    FailureOr<Floor> floor =
+        ownAims ? floorOf(func, options, targetOf, least)
+                : floorOf(func, options);
     if (failed(floor))
       return failure();
-    if (!slices && floor->bytes <= target)
+    if (!slices && (ownAims ? !floor->op : floor->bytes <= target))
       return done;
     if (!floor->op ||
         floor->op->getBlock() != &func.getFunctionBody().front()) {
@@ -1525,7 +1561,8 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
     int64_t count = slices;
     std::optional<uint64_t> after;
     SplitKnobs chosen = knobs;
-    std::string signature = signatureOf(anchor);
+    std::string signature = splitAnchorKey(anchor);
+    uint64_t aim = ownAims ? targetOf(anchor) : target;
     if (!count) {
       auto it = remembered.find(signature);
       if (it != remembered.end()) {
@@ -1542,7 +1579,7 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
             succeeded(again) && llvm::is_contained(again->sliceCounts(), k)
                 ? trialSplit(func, anchor, k, options, chosen, ignored)
                 : std::nullopt;
-        if (bytes && (*bytes <= target || *bytes < floor->bytes)) {
+        if (bytes && (*bytes <= aim || *bytes < floor->bytes)) {
           region = std::move(again);
           count = k;
           after = bytes;
@@ -1602,7 +1639,7 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
         size_t mid = (lo + hi) / 2;
         std::optional<uint64_t> bytes =
             trialSplit(func, anchor, counts[mid], options, chosen, trialWhy);
-        if (bytes && *bytes <= target) {
+        if (bytes && *bytes <= aim) {
           fits = {counts[mid], *bytes};
           hi = mid;
         } else {
@@ -1649,6 +1686,13 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
     if (failed(applySplit(*region, count, why, &made)))
       return emitError(loc) << "lms-split: cannot split this op: " << why;
     ++done;
+    if (ownAims)
+      for (Operation *loop : made)
+        loopAims[loop] = aim;
+    if (knobs.splitKinds &&
+        llvm::none_of(*knobs.splitKinds,
+                      [&](const auto &kind) { return kind.first == signature; }))
+      knobs.splitKinds->emplace_back(signature, loc);
     if (knobs.printStatistics) {
       if (!after) {
         FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);

@@ -8,7 +8,8 @@
 // COM: matmul moves into the loop of its sums (a quarter of %a at a time):
 // COM: the function fits with nothing recomputed or offloaded, faster, so
 // COM: --lms-plan keeps the split (a split must win by 1%; the 25% aim makes
-// COM: 512 slices whose launches cost more than the copies). With
+// COM: 512 slices whose launches cost more than the copies; the refinement
+// COM: of each kind's slice count, below, does not better the 75% split). With
 // COM: split=false the plan offloads. The chosen plan runs on the
 // COM: emulated device: the same values as the original, measured peak ==
 // COM: analysed <= budget.
@@ -19,7 +20,10 @@
 // STATS: lms-plan: @f: as it is: [[ASIS:[0-9.]+]] us
 // STATS-NEXT: lms-plan: @f: split for 25% of the budget: {{[0-9.]+}} us
 // STATS-NEXT: lms-plan: @f: split for 75% of the budget: {{[0-9.]+}} us
-// STATS-NEXT: lms-plan: @f: chosen: split for 75% of the budget
+// COM: The refinement tries each kind of split op with fewer and more
+// COM: slices; none is faster here.
+// STATS: lms-plan: @f: split for 75% of the budget, linalg.matmul like the one at loc({{.*}}:{{[0-9]+}}:8) aiming at 1310720 bytes: {{[0-9.]+}} us
+// STATS: lms-plan: @f: chosen: split for 75% of the budget{{$}}
 // RUN: %python -c "import re,sys; t=open(sys.argv[1]).read(); a=float(re.search(r'as it is: ([\d.]+) us', t)[1]); s=float(re.search(r'split for 75% of the budget: ([\d.]+) us', t)[1]); m=float(re.search(r'split for 25% of the budget: ([\d.]+) us', t)[1]); assert s < 0.99 * a < m, (s, a, m); print('split faster')" %t.log | FileCheck %s --check-prefix=FASTER
 // FASTER: split faster
 // RUN: FileCheck %s --check-prefix=IR < %t.plan.mlir
@@ -35,6 +39,39 @@
 // IR-NOT: lms.recompute
 // IR-NOT: lms.swap_out
 // IR-LABEL: func.func @main
+
+// COM: The slice count of each kind of split op, chosen by the device
+// COM: model (split-refine, the default). Aiming at 60% of the budget, the
+// COM: matmul and its sums run in 2 slices and exp and its sums in 4, a
+// COM: step slower than the plan of the function as it is. The refinement
+// COM: then tries each kind of op with twice and half its aim: the matmul
+// COM: aiming at the whole budget (left whole, as it then fits) is faster
+// COM: than both, and faster than the 75% split above; exp and its sums at
+// COM: half (8 slices) are slower. Without the refinement the function is
+// COM: planned as it is.
+// RUN: lms-opt %s --lms-plan="budget=1280KiB schedule=false split-fraction=0.6 stats=true" -o %t.refined.mlir 2> %t.refined.log
+// RUN: FileCheck %s --check-prefix=REFINE < %t.refined.log
+// REFINE: lms-plan: @f: as it is: {{[0-9.]+}} us
+// REFINE: lms-plan: @f: split for 60% of the budget: {{[0-9.]+}} us
+// REFINE: lms-plan: @f: split for 60% of the budget, linalg.matmul like the one at loc({{.*}}:{{[0-9]+}}:8) aiming at 1310720 bytes: {{[0-9.]+}} us
+// REFINE: lms-plan: @f: split for 60% of the budget, linalg.exp like the one at loc({{.*}}:{{[0-9]+}}:8) aiming at 393216 bytes, linalg.matmul like the one at loc({{.*}}:{{[0-9]+}}:8) aiming at 1310720 bytes: {{[0-9.]+}} us
+// REFINE: lms-plan: @f: chosen: split for 60% of the budget, linalg.matmul like the one at loc({{.*}}:{{[0-9]+}}:8) aiming at 1310720 bytes
+// RUN: %python -c "import re,sys; t=open(sys.argv[1]).read(); a=float(re.search(r'as it is: ([\d.]+) us', t)[1]); s=float(re.search(r'of the budget: ([\d.]+) us', t)[1]); r=float(re.search(r'aiming at 1310720 bytes: ([\d.]+) us', t)[1]); e=float(re.search(r'aiming at 393216 bytes.*: ([\d.]+) us', t)[1]); u=float(re.search(r'split for 75% of the budget: ([\d.]+) us', open(sys.argv[2]).read())[1]); assert r < 0.99 * a < s and r < u and e > r, (r, a, s, u, e); print('refined faster')" %t.refined.log %t.log | FileCheck %s --check-prefix=REFINED
+// REFINED: refined faster
+// RUN: FileCheck %s --check-prefix=REFINED-IR < %t.refined.mlir
+// REFINED-IR-LABEL: func.func @f
+// REFINED-IR-NOT: lms.recompute
+// REFINED-IR-NOT: lms.swap_out
+// REFINED-IR: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<512x256xf32>, tensor<256x256xf32>)
+// REFINED-IR: %[[STEP:.*]] = arith.constant 128 : index
+// REFINED-IR: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[STEP]] iter_args(%{{.*}} = %{{.*}}) -> (tensor<256xf32>)
+// REFINED-IR: linalg.exp ins(%{{.*}} : tensor<128x256xf32>)
+// REFINED-IR: linalg.reduce ins(%{{.*}} : tensor<512x256xf32>)
+// REFINED-IR-NOT: scf.for
+// REFINED-IR-LABEL: func.func @main
+// RUN: lms-opt %s --lms-plan="budget=1280KiB schedule=false split-fraction=0.6 split-refine=false stats=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNREFINED
+// UNREFINED: lms-plan: @f: split for 60% of the budget: {{[0-9.]+}} us
+// UNREFINED-NEXT: lms-plan: @f: chosen: as it is
 
 // RUN: lms-opt %s --lms-plan="budget=1280KiB schedule=false split=false" | FileCheck %s --check-prefix=NOSPLIT
 // NOSPLIT-LABEL: func.func @f
@@ -55,6 +92,12 @@
 // RUN: env LMS_RUNTIME=emulated LMS_DEVICE_BYTES=1310720 LMS_RUNTIME_STATS=%t.plan.stats mlir-runner %t.plan.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.plan.out
 // RUN: diff %t.plain.out %t.plan.out
 // RUN: %check_stats %t.plan.stats --max-peak 1310720 --analysis %t.plan.json --no-leaks | FileCheck %s --check-prefix=PLANNED
+// RUN: sed -e 's/^module attributes {dlti.*} {$/module {/' %t.refined.mlir > %t.refined.run.mlir
+// RUN: lms-opt %t.refined.run.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.refined.json
+// RUN: lms-opt %t.refined.run.mlir --lms-host-pipeline -o %t.refined.ll.mlir
+// RUN: env LMS_RUNTIME=emulated LMS_DEVICE_BYTES=1310720 LMS_RUNTIME_STATS=%t.refined.stats mlir-runner %t.refined.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.refined.out
+// RUN: diff %t.plain.out %t.refined.out
+// RUN: %check_stats %t.refined.stats --max-peak 1310720 --analysis %t.refined.json --no-leaks | FileCheck %s --check-prefix=PLANNED
 // PLANNED: peak device bytes {{[0-9]+}} <= 1310720
 // PLANNED-NEXT: measured peak {{[0-9]+}} == analysed peak
 // PLANNED-NEXT: no leaks

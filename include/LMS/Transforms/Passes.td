@@ -508,6 +508,10 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "stays live across the split ops); several (comma-separated): "
            "each is planned and the fastest simulated step wins (default: "
            "0.25)">,
+    Option<"refineSplits", "split-refine", "bool", "true",
+           "When splitting, also try each kind of split op (up to three) "
+           "with twice and half its aim (fewer and more slices), keeping "
+           "each change whose plan the simulator times faster">,
     Option<"rematPlanner", "remat-planner", "::lms::RematMethod",
            "::lms::RematMethod::Heuristic",
            "Recomputation planner: heuristic (default), exact (Checkmate "

@@ -37,8 +37,10 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Support/LLVM.h"
 
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir {
 namespace lms {
@@ -120,7 +122,21 @@ struct SplitKnobs {
   bool warn = true;
   /// Print each split to stderr.
   bool printStatistics = false;
+  /// With slices == 0: per kind of anchor (splitAnchorKey), the smallest
+  /// feasible budget its loops aim at instead of the limit (more slices
+  /// below it, fewer above), so that a planner can choose the slice count
+  /// of each kind on its own. The loops made for an anchor are held to
+  /// its aim in the rounds after.
+  std::map<std::string, uint64_t> aims;
+  /// When given, the kinds of the anchors split are appended here, each
+  /// once, in the order first split, with the first anchor's location.
+  std::vector<std::pair<std::string, Location>> *splitKinds = nullptr;
 };
+
+/// The kind of an anchor: its name, attributes and types. The layers of a
+/// network repeat the same ops, and one measurement (and one aim) serves
+/// them all.
+std::string splitAnchorKey(Operation *anchor);
 
 /// Splits the op of `func` that sets its smallest feasible budget (as
 /// ::lms::minimumFeasibleBytes counts it on the function's graph): with
