@@ -581,8 +581,8 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       std::optional<double> seconds;
       if (trial->measured <= limit) {
         seconds = ::lms::simulate(g, context.device).totalSeconds;
-      } else if (against && ::lms::simulate(g, context.device).totalSeconds >=
-                                *against) {
+      } else if (against &&
+                 ::lms::simulate(g, context.device).totalSeconds >= *against) {
         report(choice, std::nullopt,
                "not planned (slower without LMS than the plan above)");
         return std::nullopt;
@@ -674,11 +674,10 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         llvm::raw_string_ostream os(where);
         os << " at " << kind->second;
       }
-      text += llvm::formatv(", {0} like the one{1} aiming at {2} bytes",
-                            llvm::StringRef(key).take_until([](char c) {
-                              return c == '{';
-                            }),
-                            where, aim);
+      text += llvm::formatv(
+          ", {0} like the one{1} aiming at {2} bytes",
+          llvm::StringRef(key).take_until([](char c) { return c == '{'; }),
+          where, aim);
     }
     return text;
   }
@@ -708,11 +707,10 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
   /// that is, in at most kRefineSteps trials, and keeps each change that
   /// `trial` times faster: the device model chooses each kind's slice
   /// count.
-  void
-  refineSplit(FunctionOpInterface func, uint64_t limit, SplitChoice &best,
-              double &bestSeconds, const SplitKinds &kinds,
-              llvm::function_ref<std::optional<double>(const SplitChoice &)>
-                  trial) {
+  void refineSplit(
+      FunctionOpInterface func, uint64_t limit, SplitChoice &best,
+      double &bestSeconds, const SplitKinds &kinds,
+      llvm::function_ref<std::optional<double>(const SplitChoice &)> trial) {
     labelKinds = kinds;
     auto base =
         static_cast<uint64_t>(static_cast<double>(limit) * best.fraction);

@@ -1514,9 +1514,8 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
     return aim != knobs.aims.end() ? aim->second : target;
   };
   for (unsigned round = 0; round < maxRounds; ++round) {
-    FailureOr<Floor> floor =
-        ownAims ? floorOf(func, options, targetOf, least)
-                : floorOf(func, options);
+    FailureOr<Floor> floor = ownAims ? floorOf(func, options, targetOf, least)
+                                     : floorOf(func, options);
     if (failed(floor))
       return failure();
     if (!slices && (ownAims ? !floor->op : floor->bytes <= target))
@@ -1690,8 +1689,9 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
       for (Operation *loop : made)
         loopAims[loop] = aim;
     if (knobs.splitKinds &&
-        llvm::none_of(*knobs.splitKinds,
-                      [&](const auto &kind) { return kind.first == signature; }))
+        llvm::none_of(*knobs.splitKinds, [&](const auto &kind) {
+          return kind.first == signature;
+        }))
       knobs.splitKinds->emplace_back(signature, loc);
     if (knobs.printStatistics) {
       if (!after) {

@@ -457,7 +457,10 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
     `split-fraction`): ops at the peak then hold one slice of their
     intermediates, and less is offloaded or recomputed around them, at the
     cost of the loops' launches. The split is kept when its plan is at
-    least 1% faster; otherwise the function's ops stay the same ops.
+    least 1% faster; otherwise the function's ops stay the same ops. Each
+    kind of split op then gets its own slice count (`split-refine`): its
+    aim is tried at twice and half the bytes (fewer and more slices), and
+    a change stays when the planned step is faster.
 
     A loop (or another op with regions) whose body's peak keeps it over the
     budget even with only its operands and results beside it is planned
