@@ -27,6 +27,8 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <set>
+
 namespace mlir {
 namespace lms {
 #define GEN_PASS_DEF_LMSPLAN
@@ -504,6 +506,16 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       std::optional<FunctionGraph> graph;
       uint64_t peak = 0, measured = 0;
     };
+    auto report = [&](const std::optional<SplitChoice> &choice,
+                      std::optional<double> seconds, llvm::StringRef why) {
+      if (printStatistics)
+        llvm::errs() << "lms-plan: @" << func.getName() << ": "
+                     << (choice ? splitLabel(*choice) : "as it is") << ": "
+                     << (seconds
+                             ? llvm::formatv("{0:F1} us", *seconds * 1e6).str()
+                             : why.str())
+                     << "\n";
+    };
     auto prepare = [&](FunctionOpInterface target,
                        const GraphOptions &graphOptions,
                        const std::optional<SplitChoice> &choice,
@@ -515,6 +527,10 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
             splitFor(target, graphOptions, limit, *choice, false, kinds);
         if (failed(splits) || *splits == 0)
           return failure();
+        if (splitRepeated) {
+          report(*choice, std::nullopt, "the same loops as a trial above");
+          return failure();
+        }
       }
       FailureOr<FunctionGraph> graph =
           FunctionGraph::build(target, graphOptions);
@@ -535,16 +551,6 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     if (splitting.empty())
       return false;
 
-    auto report = [&](const std::optional<SplitChoice> &choice,
-                      std::optional<double> seconds, llvm::StringRef why) {
-      if (printStatistics)
-        llvm::errs() << "lms-plan: @" << func.getName() << ": "
-                     << (choice ? splitLabel(*choice) : "as it is") << ": "
-                     << (seconds
-                             ? llvm::formatv("{0:F1} us", *seconds * 1e6).str()
-                             : why.str())
-                     << "\n";
-    };
     // The function as it is first, planned on itself and kept (undone only
     // when a split wins), so that slower splits are not planned.
     std::optional<double> bestSeconds;
@@ -596,7 +602,11 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       report(choice, seconds, "no plan");
       return seconds;
     };
-    // The fastest split of the aims, then its kinds' own aims refined.
+    // The fastest split of the aims, then its kinds' own aims refined;
+    // a trial that makes the same loops as one before is not planned again.
+    std::set<std::string> tried;
+    splitRegistry = &tried;
+    llvm::scope_exit noRegistry([&] { splitRegistry = nullptr; });
     std::optional<double> splitSeconds;
     std::optional<SplitChoice> splitChoice;
     SplitKinds splitKinds;
@@ -628,6 +638,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                       splitMix = std::move(mix);
                     return seconds;
                   });
+    splitRegistry = nullptr;
     if (splitSeconds &&
         (!bestSeconds || *splitSeconds < *bestSeconds * required)) {
       bestSeconds = splitSeconds;
@@ -695,10 +706,20 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     knobs.printStatistics = stats;
     knobs.aims = choice.aims;
     knobs.splitKinds = kinds;
+    std::string made;
+    knobs.splitsMade = &made;
     auto target =
         static_cast<uint64_t>(static_cast<double>(limit) * choice.fraction);
-    return splitFunction(func, graphOptions, target, knobs);
+    FailureOr<unsigned> splits =
+        splitFunction(func, graphOptions, target, knobs);
+    splitRepeated = splitRegistry && !splitRegistry->insert(made).second;
+    return splits;
   }
+  /// While set, the loops of each trial's split (SplitKnobs::splitsMade)
+  /// are recorded here, and splitRepeated says whether the last split made
+  /// the same loops as one before.
+  std::set<std::string> *splitRegistry = nullptr;
+  bool splitRepeated = false;
 
   /// From `best` (its step `bestSeconds`, the kinds of ops it splits
   /// `kinds`), tries the aim of each kind (of the first kRefinedKinds) at
@@ -773,6 +794,13 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                                       [](Diagnostic &) { return success(); });
         FailureOr<unsigned> splits =
             splitFor(func, graphOptions, limit, choice, false, kinds);
+        if (succeeded(splits) && splitRepeated) {
+          if (printStatistics)
+            llvm::errs() << "lms-plan: @" << func.getName() << ": "
+                         << splitLabel(choice)
+                         << ": the same loops as a trial above\n";
+          return std::nullopt;
+        }
         FailureOr<FunctionGraph> graph =
             succeeded(splits) ? FunctionGraph::build(func, graphOptions)
                               : FailureOr<FunctionGraph>(failure());
@@ -803,6 +831,9 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     double bestSeconds = 0;
     SplitKinds bestKinds;
     MixTrial bestMix;
+    std::set<std::string> tried;
+    splitRegistry = &tried;
+    llvm::scope_exit noRegistry([&] { splitRegistry = nullptr; });
     for (double fraction : fractions) {
       SplitChoice choice{fraction, {}};
       MixTrial mix;
@@ -825,6 +856,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                       bestMix = std::move(mix);
                     return seconds;
                   });
+    splitRegistry = nullptr;
     snapshot.restore();
     if (printStatistics && best)
       llvm::errs() << "lms-plan: @" << func.getName()

@@ -24,12 +24,14 @@
 #include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -1485,6 +1487,42 @@ static std::string floorSetBy(uint64_t bytes) {
          " bytes) is set by";
 }
 
+/// Composes the chains of tensor reshapes in `func` (a collapse_shape into
+/// an expand_shape, as exporters write a `view` through a flat shape, and
+/// two reshapes of one kind) into one reshape where one exists, so that a
+/// dimension the chain keeps can be sliced through it: a flattened
+/// tokens x vocabulary tensor is not sliceable by vocabulary, its composed
+/// reshape is. Only reshapes change (upstream's composition patterns, no
+/// folding); a reshape left unused by the composition goes (the composed
+/// reshape reads its source where the chain ended).
+static void composeReshapes(FunctionOpInterface func) {
+  SmallVector<Operation *> reshapes;
+  func.getFunctionBody().walk([&](Operation *op) {
+    // Only reshapes something reads: a dead chain stays as it is (it keeps
+    // its source alive to where it ends, as the analysis counts it).
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op) &&
+        !op->use_empty())
+      reshapes.push_back(op);
+  });
+  if (reshapes.size() < 2)
+    return;
+  MLIRContext *context = func->getContext();
+  RewritePatternSet patterns(context);
+  patterns.add<
+      ComposeReassociativeReshapeOps<tensor::CollapseShapeOp,
+                                     ReshapeOpKind::kCollapse>,
+      ComposeReassociativeReshapeOps<tensor::ExpandShapeOp,
+                                     ReshapeOpKind::kExpand>,
+      ComposeExpandOfCollapseOp<tensor::ExpandShapeOp, tensor::CollapseShapeOp>,
+      ComposeCollapseOfExpandOp<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                                tensor::CastOp, tensor::DimOp,
+                                RankedTensorType>>(context);
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps)
+      .enableFolding(false);
+  (void)applyOpPatternsGreedily(reshapes, std::move(patterns), config);
+}
+
 FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
                                              const GraphOptions &options,
                                              std::optional<uint64_t> limit,
@@ -1513,6 +1551,15 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
     auto aim = knobs.aims.find(splitAnchorKey(op));
     return aim != knobs.aims.end() ? aim->second : target;
   };
+  // Where something is to be split, the reshapes are composed first.
+  {
+    FailureOr<Floor> floor = ownAims ? floorOf(func, options, targetOf, least)
+                                     : floorOf(func, options);
+    if (failed(floor))
+      return failure();
+    if (slices || (ownAims ? floor->op != nullptr : floor->bytes > target))
+      composeReshapes(func);
+  }
   for (unsigned round = 0; round < maxRounds; ++round) {
     FailureOr<Floor> floor = ownAims ? floorOf(func, options, targetOf, least)
                                      : floorOf(func, options);
@@ -1693,6 +1740,9 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
           return kind.first == signature;
         }))
       knobs.splitKinds->emplace_back(signature, loc);
+    if (knobs.splitsMade)
+      *knobs.splitsMade += signature + "|" + std::to_string(dim) + "|" +
+                           std::to_string(count) + ";";
     if (knobs.printStatistics) {
       if (!after) {
         FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);

@@ -131,6 +131,10 @@ struct SplitKnobs {
   /// When given, the kinds of the anchors split are appended here, each
   /// once, in the order first split, with the first anchor's location.
   std::vector<std::pair<std::string, Location>> *splitKinds = nullptr;
+  /// When given, every split made is appended here (its anchor's kind,
+  /// loop and slice count), so that two splits that make the same loops
+  /// compare equal.
+  std::string *splitsMade = nullptr;
 };
 
 /// The kind of an anchor: its name, attributes and types. The layers of a
