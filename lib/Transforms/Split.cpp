@@ -1495,7 +1495,7 @@ static std::string floorSetBy(uint64_t bytes) {
 /// reshape is. Only reshapes change (upstream's composition patterns, no
 /// folding); a reshape left unused by the composition goes (the composed
 /// reshape reads its source where the chain ended).
-static void composeReshapes(FunctionOpInterface func) {
+static bool composeReshapes(FunctionOpInterface func) {
   SmallVector<Operation *> reshapes;
   func.getFunctionBody().walk([&](Operation *op) {
     // Only reshapes something reads: a dead chain stays as it is (it keeps
@@ -1505,7 +1505,7 @@ static void composeReshapes(FunctionOpInterface func) {
       reshapes.push_back(op);
   });
   if (reshapes.size() < 2)
-    return;
+    return false;
   MLIRContext *context = func->getContext();
   RewritePatternSet patterns(context);
   patterns.add<
@@ -1520,7 +1520,10 @@ static void composeReshapes(FunctionOpInterface func) {
   GreedyRewriteConfig config;
   config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps)
       .enableFolding(false);
-  (void)applyOpPatternsGreedily(reshapes, std::move(patterns), config);
+  bool changed = false;
+  (void)applyOpPatternsGreedily(reshapes, std::move(patterns), config,
+                                &changed);
+  return changed;
 }
 
 FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
@@ -1551,14 +1554,23 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
     auto aim = knobs.aims.find(splitAnchorKey(op));
     return aim != knobs.aims.end() ? aim->second : target;
   };
-  // Where something is to be split, the reshapes are composed first.
-  {
-    FailureOr<Floor> floor = ownAims ? floorOf(func, options, targetOf, least)
-                                     : floorOf(func, options);
+  // Chains of reshapes are composed (composeReshapes) before a split of a
+  // given count, and otherwise when an anchor cannot be split or its loops
+  // do not reach the aim without: composing changes how the regions grow,
+  // and where the aim is reached as the IR is written, it stays as it is.
+  bool composed = false;
+  auto composeOnce = [&]() {
+    if (composed)
+      return false;
+    composed = true;
+    return composeReshapes(func);
+  };
+  if (slices) {
+    FailureOr<Floor> floor = floorOf(func, options);
     if (failed(floor))
       return failure();
-    if (slices || (ownAims ? floor->op != nullptr : floor->bytes > target))
-      composeReshapes(func);
+    if (floor->op)
+      composeOnce();
   }
   for (unsigned round = 0; round < maxRounds; ++round) {
     FailureOr<Floor> floor = ownAims ? floorOf(func, options, targetOf, least)
@@ -1596,6 +1608,10 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
         findSplitRegion(anchor, knobs.minBytes, why, knobs.loop,
                         knobs.growth.value_or(SplitGrowth::Reach));
     if (failed(region)) {
+      if (!slices && composeOnce()) {
+        ++maxRounds;
+        continue;
+      }
       if (slices)
         return anchor->emitError()
                << "lms-split: cannot split this op: " << why;
@@ -1691,6 +1707,10 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
         } else {
           lo = mid + 1;
         }
+      }
+      if (!fits && composeOnce()) {
+        ++maxRounds;
+        continue;
       }
       if (fits) {
         count = fits->first;
