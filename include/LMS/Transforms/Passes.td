@@ -634,7 +634,11 @@ def LMSSplit : Pass<"lms-split", "ModuleOp"> {
     a second loop, which computes again the slices it needs of the first
     loop's values. Values used outside the region are assembled whole. A
     tensor read by a linalg body through `tensor.extract` at `linalg.index`
-    of the split loop (a label gather) is sliced too.
+    of the split loop (a label gather) is sliced too. A chain of reshapes
+    through a flat shape (torch's `view`, as exporters write it) is
+    composed into one reshape where that lets the dimension through: before
+    a split of a given count, and otherwise when an anchor cannot be split
+    or its loops do not reach the budget as the IR is written.
 
     ```mlir
     // Before: the logits (tokens x vocabulary) are resident whole.
