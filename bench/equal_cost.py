@@ -260,7 +260,7 @@ def markdown(rows):
             "which assumes the overhead grows with the batch. It need not: "
             "`--lms-plan` splits ops into loops over slices that divide the "
             "batch, so a batch with more divisors can be cheaper than a "
-            "smaller one (GPT-2: 1.311x at 31, 1.262x at 32; the probes in "
+            "smaller one (GPT-2: 1.237x at 32, 1.231x at 33; the probes in "
             "the JSON show every batch tried). The batch reported was run "
             "and is within 1.25x.",
             "- Host memory is what the plan holds in pinned host memory at "
