@@ -41,8 +41,19 @@
 // COM: it fits, same values, measured == analysed <= budget.
 // RUN: not lms-opt %s --lms-plan="budget=11000 split=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
 // INFEASIBLE: error: budget {{.*}} (11000 bytes) is below the smallest feasible budget {{.*}} (16644 bytes) of this op
-// RUN: lms-opt %s --lms-plan="budget=11000 alignment=256 stats=true" -o %t.plan.mlir 2>&1 | FileCheck %s --check-prefix=PLANSTATS
-// PLANSTATS: lms-split: @head: 'linalg.generic' at {{.*}}: loop 0 in {{[0-9]+}} slices
+// COM: The slice count is the device model's: aiming at 25% of the budget
+// COM: takes many slices, slower; the refinement aims the loss head's kind
+// COM: of op at twice that, then at the whole budget (4 slices), faster each
+// COM: time.
+// RUN: lms-opt %s --lms-plan="budget=11000 alignment=256 stats=true" -o %t.plan.mlir 2> %t.plan.log
+// RUN: FileCheck %s --check-prefix=PLANSTATS < %t.plan.log
+// PLANSTATS: lms-plan: @head: split for 25% of the budget: {{[0-9.]+}} us
+// PLANSTATS: lms-plan: @head: split for 25% of the budget, linalg.generic like the one at {{.*}} aiming at 5500 bytes: {{[0-9.]+}} us
+// PLANSTATS: lms-plan: @head: split for 25% of the budget, linalg.generic like the one at {{.*}} aiming at 11000 bytes: {{[0-9.]+}} us
+// PLANSTATS: lms-plan: @head: chosen: split for 25% of the budget, linalg.generic like the one at {{.*}} aiming at 11000 bytes
+// PLANSTATS: lms-split: @head: 'linalg.generic' at {{.*}}: loop 0 in 4 slices
+// RUN: %python -c "import re,sys; t=open(sys.argv[1]).read(); b=float(re.search(r'budget: ([\d.]+) us', t)[1]); h=float(re.search(r'5500 bytes: ([\d.]+) us', t)[1]); w=float(re.search(r'11000 bytes: ([\d.]+) us', t)[1]); assert w < h < b, (w, h, b); print('refined faster')" %t.plan.log | FileCheck %s --check-prefix=REFINED
+// REFINED: refined faster
 // RUN: FileCheck %s --check-prefix=PLANIR < %t.plan.mlir
 // PLANIR-LABEL: func.func @head
 // PLANIR: scf.for
