@@ -27,8 +27,6 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <set>
-
 namespace mlir {
 namespace lms {
 #define GEN_PASS_DEF_LMSPLAN
@@ -516,15 +514,15 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                              : why.str())
                      << "\n";
     };
-    auto prepare = [&](FunctionOpInterface target,
-                       const GraphOptions &graphOptions,
-                       const std::optional<SplitChoice> &choice,
-                       SplitKinds *kinds = nullptr) -> FailureOr<Trial> {
+    auto prepare =
+        [&](FunctionOpInterface target, const GraphOptions &graphOptions,
+            const std::optional<SplitChoice> &choice,
+            std::vector<SplitMade> *made = nullptr) -> FailureOr<Trial> {
       if (choice) {
         ScopedDiagnosticHandler quiet(target->getContext(),
                                       [](Diagnostic &) { return success(); });
         FailureOr<unsigned> splits =
-            splitFor(target, graphOptions, limit, *choice, false, kinds);
+            splitFor(target, graphOptions, limit, *choice, false, made);
         if (failed(splits) || *splits == 0)
           return failure();
         if (splitRepeated) {
@@ -576,11 +574,12 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     double required = 1 - kSplitGain;
     // A split's planned step (nothing when slower without LMS than
     // `against` or without a plan), its plan recorded in `mix`.
-    auto timeSplit = [&](const SplitChoice &choice,
-                         std::optional<double> against, MixTrial &mix,
-                         SplitKinds *kinds) -> std::optional<double> {
+    auto timeSplit =
+        [&](const SplitChoice &choice, std::optional<double> against,
+            MixTrial &mix,
+            std::vector<SplitMade> *made) -> std::optional<double> {
       snapshot.restore();
-      FailureOr<Trial> trial = prepare(copy, trialOptions, choice, kinds);
+      FailureOr<Trial> trial = prepare(copy, trialOptions, choice, made);
       if (failed(trial))
         return std::nullopt;
       const ::lms::Graph &g = trial->graph->getGraph();
@@ -602,48 +601,15 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       report(choice, seconds, "no plan");
       return seconds;
     };
-    // The fastest split of the aims, then its kinds' own aims refined;
-    // a trial that makes the same loops as one before is not planned again.
-    std::set<std::string> tried;
-    splitRegistry = &tried;
-    llvm::scope_exit noRegistry([&] { splitRegistry = nullptr; });
-    std::optional<double> splitSeconds;
-    std::optional<SplitChoice> splitChoice;
-    SplitKinds splitKinds;
-    MixTrial splitMix;
-    for (double fraction : splitting) {
-      MixTrial mix;
-      SplitKinds kinds;
-      SplitChoice choice{fraction, {}};
-      std::optional<double> against;
-      if (bestSeconds)
-        against = *bestSeconds * required;
-      if (splitSeconds)
-        against = std::min(against.value_or(*splitSeconds), *splitSeconds);
-      std::optional<double> seconds = timeSplit(choice, against, mix, &kinds);
-      if (seconds && (!splitSeconds || *seconds < *splitSeconds)) {
-        splitSeconds = seconds;
-        splitChoice = choice;
-        splitKinds = std::move(kinds);
-        splitMix = std::move(mix);
-      }
-    }
-    if (splitChoice && refineSplits)
-      refineSplit(func, limit, *splitChoice, *splitSeconds, splitKinds,
-                  [&](const SplitChoice &choice) {
-                    MixTrial mix;
-                    std::optional<double> seconds =
-                        timeSplit(choice, *splitSeconds, mix, nullptr);
-                    if (seconds && *seconds < *splitSeconds)
-                      splitMix = std::move(mix);
-                    return seconds;
-                  });
-    splitRegistry = nullptr;
-    if (splitSeconds &&
-        (!bestSeconds || *splitSeconds < *bestSeconds * required)) {
-      bestSeconds = splitSeconds;
-      bestChoice = splitChoice;
-      bestMix = std::move(splitMix);
+    std::optional<double> against;
+    if (bestSeconds)
+      against = *bestSeconds * required;
+    std::optional<SplitFound> found =
+        searchSplit(func, limit, splitting, against, timeSplit);
+    if (found && (!bestSeconds || found->seconds < *bestSeconds * required)) {
+      bestSeconds = found->seconds;
+      bestChoice = found->choice;
+      bestMix = std::move(found->mix);
     }
     // No trial gave a plan: the function as it is (unchanged), whose
     // planners explain.
@@ -671,19 +637,18 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     return true;
   }
 
-  using SplitKinds = std::vector<std::pair<std::string, Location>>;
-
-  /// "split for 25% of the budget", with the kinds given their own aims.
+  /// "split for 25% of the budget", with the kinds given their own aims
+  /// (named by the first op of the kind in labelSplits).
   std::string splitLabel(const SplitChoice &choice) const {
     std::string text =
         llvm::formatv("split for {0:P0} of the budget", choice.fraction).str();
     for (const auto &[key, aim] : choice.aims) {
       auto kind = llvm::find_if(
-          labelKinds, [&](const auto &known) { return known.first == key; });
+          labelSplits, [&](const SplitMade &made) { return made.kind == key; });
       std::string where;
-      if (kind != labelKinds.end()) {
+      if (kind != labelSplits.end()) {
         llvm::raw_string_ostream os(where);
-        os << " at " << kind->second;
+        os << " at " << kind->loc;
       }
       text += llvm::formatv(
           ", {0} like the one{1} aiming at {2} bytes",
@@ -692,47 +657,104 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     }
     return text;
   }
-  /// The kinds of split ops named in splitLabel.
-  SplitKinds labelKinds;
+  /// The splits whose kinds splitLabel names.
+  std::vector<SplitMade> labelSplits;
 
-  /// Splits as `choice` says for `limit` (--lms-split); the kinds of ops
-  /// split are appended to `kinds` when given.
+  /// Splits as `choice` says for `limit` (--lms-split); the splits made
+  /// are appended to `made` when given. During a searchSplit,
+  /// splitRepeated says whether they are those of an earlier trial.
   FailureOr<unsigned> splitFor(FunctionOpInterface func,
                                const GraphOptions &graphOptions, uint64_t limit,
                                const SplitChoice &choice, bool stats,
-                               SplitKinds *kinds = nullptr) {
+                               std::vector<SplitMade> *made = nullptr) {
+    std::vector<SplitMade> own;
     SplitKnobs knobs;
     knobs.warn = false;
     knobs.printStatistics = stats;
     knobs.aims = choice.aims;
-    knobs.splitKinds = kinds;
-    std::string made;
-    knobs.splitsMade = &made;
+    knobs.made = made ? made : &own;
     auto target =
         static_cast<uint64_t>(static_cast<double>(limit) * choice.fraction);
     FailureOr<unsigned> splits =
         splitFunction(func, graphOptions, target, knobs);
-    splitRepeated = splitRegistry && !splitRegistry->insert(made).second;
+    splitRepeated =
+        splitRegistry && llvm::is_contained(*splitRegistry, *knobs.made);
+    if (splitRegistry && !splitRepeated)
+      splitRegistry->push_back(*knobs.made);
     return splits;
   }
-  /// While set, the loops of each trial's split (SplitKnobs::splitsMade)
-  /// are recorded here, and splitRepeated says whether the last split made
-  /// the same loops as one before.
-  std::set<std::string> *splitRegistry = nullptr;
+  /// The splits of the trials of the searchSplit under way.
+  std::vector<std::vector<SplitMade>> *splitRegistry = nullptr;
   bool splitRepeated = false;
 
-  /// From `best` (its step `bestSeconds`, the kinds of ops it splits
-  /// `kinds`), tries the aim of each kind (of the first kRefinedKinds) at
-  /// twice the bytes (fewer slices; at most the budget) while that is
+  /// A split searchSplit found: the choice, its simulated step and the
+  /// record of its plan.
+  struct SplitFound {
+    SplitChoice choice;
+    double seconds = 0;
+    MixTrial mix;
+  };
+  /// Times one split (`time` splits and plans `choice`: nothing when it
+  /// has no plan or is pruned, not faster than `against` without LMS; the
+  /// splits made go to `made`, the plan's record to `mix`) for each aim in
+  /// `aims`, keeps the fastest and refines it (refineSplit). A trial that
+  /// makes the same loops as one before is not planned again (time sees
+  /// splitRepeated). `against` bounds the first trials; then the fastest.
+  using SplitTimer = llvm::function_ref<std::optional<double>(
+      const SplitChoice &, std::optional<double>, MixTrial &,
+      std::vector<SplitMade> *)>;
+  std::optional<SplitFound> searchSplit(FunctionOpInterface func,
+                                        uint64_t limit, ArrayRef<double> aims,
+                                        std::optional<double> against,
+                                        SplitTimer time) {
+    std::vector<std::vector<SplitMade>> tried;
+    splitRegistry = &tried;
+    llvm::scope_exit noRegistry([&] { splitRegistry = nullptr; });
+    std::optional<SplitFound> found;
+    std::vector<SplitMade> foundSplits;
+    for (double fraction : aims) {
+      SplitChoice choice{fraction, {}};
+      std::optional<double> bound = against;
+      if (found)
+        bound = std::min(bound.value_or(found->seconds), found->seconds);
+      MixTrial mix;
+      std::vector<SplitMade> made;
+      std::optional<double> seconds = time(choice, bound, mix, &made);
+      if (seconds && (!found || *seconds < found->seconds)) {
+        found = SplitFound{choice, *seconds, std::move(mix)};
+        foundSplits = std::move(made);
+      }
+    }
+    if (found && refineSplits)
+      refineSplit(func, limit, found->choice, found->seconds, foundSplits,
+                  [&](const SplitChoice &choice) {
+                    MixTrial mix;
+                    std::optional<double> seconds =
+                        time(choice, found->seconds, mix, nullptr);
+                    if (seconds && *seconds < found->seconds)
+                      found->mix = std::move(mix);
+                    return seconds;
+                  });
+    return found;
+  }
+
+  /// From `best` (its step `bestSeconds`, the splits it makes `splits`),
+  /// tries the aim of each kind of op split (of the first kRefinedKinds)
+  /// at twice the bytes (fewer slices; at most the budget) while that is
   /// faster and, when the first try is not, at half (more slices) while
   /// that is, in at most kRefineSteps trials, and keeps each change that
   /// `trial` times faster: the device model chooses each kind's slice
   /// count.
   void refineSplit(
       FunctionOpInterface func, uint64_t limit, SplitChoice &best,
-      double &bestSeconds, const SplitKinds &kinds,
+      double &bestSeconds, ArrayRef<SplitMade> splits,
       llvm::function_ref<std::optional<double>(const SplitChoice &)> trial) {
-    labelKinds = kinds;
+    labelSplits.assign(splits.begin(), splits.end());
+    // The kinds, in the order first split.
+    std::vector<std::string> kinds;
+    for (const SplitMade &made : splits)
+      if (!llvm::is_contained(kinds, made.kind))
+        kinds.push_back(made.kind);
     auto base =
         static_cast<uint64_t>(static_cast<double>(limit) * best.fraction);
     // A trial of `key` aiming at `aim`, kept when faster.
@@ -752,7 +774,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       return true;
     };
     for (size_t k = 0; k < std::min(kinds.size(), kRefinedKinds); ++k) {
-      const std::string &key = kinds[k].first;
+      const std::string &key = kinds[k];
       uint64_t aim = best.aims.count(key) ? best.aims[key] : base;
       // Fewer slices while that is faster, else more while that is.
       unsigned steps = 0;
@@ -783,9 +805,11 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                           std::optional<MixTrial> &record) {
     const GraphOptions &graphOptions = context.graphOptions;
     BodySnapshot snapshot(func);
-    // One split planned; its kinds of split ops to `kinds`.
-    auto timeSplit = [&](const SplitChoice &choice, MixTrial &mix,
-                         SplitKinds *kinds) -> std::optional<double> {
+    // One split planned on the function (never pruned: the split is
+    // needed, the fastest wins).
+    auto timeSplit =
+        [&](const SplitChoice &choice, std::optional<double>, MixTrial &mix,
+            std::vector<SplitMade> *made) -> std::optional<double> {
       snapshot.restore();
       std::optional<double> seconds;
       {
@@ -793,7 +817,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         ScopedDiagnosticHandler quiet(func->getContext(),
                                       [](Diagnostic &) { return success(); });
         FailureOr<unsigned> splits =
-            splitFor(func, graphOptions, limit, choice, false, kinds);
+            splitFor(func, graphOptions, limit, choice, false, made);
         if (succeeded(splits) && splitRepeated) {
           if (printStatistics)
             llvm::errs() << "lms-plan: @" << func.getName() << ": "
@@ -827,46 +851,18 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                      << "\n";
       return seconds;
     };
-    std::optional<SplitChoice> best;
-    double bestSeconds = 0;
-    SplitKinds bestKinds;
-    MixTrial bestMix;
-    std::set<std::string> tried;
-    splitRegistry = &tried;
-    llvm::scope_exit noRegistry([&] { splitRegistry = nullptr; });
-    for (double fraction : fractions) {
-      SplitChoice choice{fraction, {}};
-      MixTrial mix;
-      SplitKinds kinds;
-      std::optional<double> seconds = timeSplit(choice, mix, &kinds);
-      if (seconds && (!best || *seconds < bestSeconds)) {
-        best = choice;
-        bestSeconds = *seconds;
-        bestKinds = std::move(kinds);
-        bestMix = std::move(mix);
-      }
-    }
-    if (best && refineSplits)
-      refineSplit(func, limit, *best, bestSeconds, bestKinds,
-                  [&](const SplitChoice &choice) {
-                    MixTrial mix;
-                    std::optional<double> seconds =
-                        timeSplit(choice, mix, nullptr);
-                    if (seconds && *seconds < bestSeconds)
-                      bestMix = std::move(mix);
-                    return seconds;
-                  });
-    splitRegistry = nullptr;
+    std::optional<SplitFound> best =
+        searchSplit(func, limit, fractions, std::nullopt, timeSplit);
     snapshot.restore();
     if (printStatistics && best)
       llvm::errs() << "lms-plan: @" << func.getName()
-                   << ": chosen: " << splitLabel(*best) << "\n";
+                   << ": chosen: " << splitLabel(best->choice) << "\n";
     // No aim gave a plan: the first one, whose planner then explains.
     if (!best)
       return SplitChoice{fractions.front(), {}};
-    if (bestMix.best)
-      record = std::move(bestMix);
-    return *best;
+    if (best->mix.best)
+      record = std::move(best->mix);
+    return best->choice;
   }
 
   /// Offloads and recomputes `func` (already reordered and split) for

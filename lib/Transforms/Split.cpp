@@ -1755,14 +1755,8 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
     if (ownAims)
       for (Operation *loop : made)
         loopAims[loop] = aim;
-    if (knobs.splitKinds &&
-        llvm::none_of(*knobs.splitKinds, [&](const auto &kind) {
-          return kind.first == signature;
-        }))
-      knobs.splitKinds->emplace_back(signature, loc);
-    if (knobs.splitsMade)
-      *knobs.splitsMade += signature + "|" + std::to_string(dim) + "|" +
-                           std::to_string(count) + ";";
+    if (knobs.made)
+      knobs.made->push_back({signature, loc, dim, count});
     if (knobs.printStatistics) {
       if (!after) {
         FailureOr<FunctionGraph> graph = FunctionGraph::build(func, options);

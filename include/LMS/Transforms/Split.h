@@ -105,6 +105,19 @@ LogicalResult applySplit(const SplitRegion &region, int64_t slices,
 /// getDependentDialects and the transform extension).
 void registerSplitDependencies(DialectRegistry &registry);
 
+/// One split splitFunction made: its anchor's kind (splitAnchorKey) and
+/// location, the loop split and the slice count. Two runs that make the
+/// same list make the same loops.
+struct SplitMade {
+  std::string kind;
+  Location loc;
+  unsigned dim = 0;
+  int64_t slices = 0;
+  bool operator==(const SplitMade &other) const {
+    return kind == other.kind && dim == other.dim && slices == other.slices;
+  }
+};
+
 /// How splitFunction splits.
 struct SplitKnobs {
   /// Slices of the anchor; 0: the fewest that bring the function's
@@ -128,13 +141,8 @@ struct SplitKnobs {
   /// of each kind on its own. The loops made for an anchor are held to
   /// its aim in the rounds after.
   std::map<std::string, uint64_t> aims;
-  /// When given, the kinds of the anchors split are appended here, each
-  /// once, in the order first split, with the first anchor's location.
-  std::vector<std::pair<std::string, Location>> *splitKinds = nullptr;
-  /// When given, every split made is appended here (its anchor's kind,
-  /// loop and slice count), so that two splits that make the same loops
-  /// compare equal.
-  std::string *splitsMade = nullptr;
+  /// When given, every split made is appended here, in order.
+  std::vector<SplitMade> *made = nullptr;
 };
 
 /// The kind of an anchor: its name, attributes and types. The layers of a
