@@ -22,12 +22,14 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -83,6 +85,12 @@ struct OpInfo {
   /// The axes of the results (none for a reducing op).
   SmallVector<std::optional<Axis>> results;
   unsigned firstLoop = 0;
+  /// A sum of exponentials shifted by a running maximum (online softmax):
+  /// the member computing that maximum over the same slices, with which it
+  /// runs in one loop, rescaling its sum as the maximum grows; else null.
+  Operation *onlineMax = nullptr;
+  /// The input operand that reads the maximum.
+  unsigned onlineOperand = 0;
 };
 
 uint64_t tensorBytes(Value v) {
@@ -129,6 +137,10 @@ public:
   llvm::MapVector<Operation *, OpInfo> members;
   DenseMap<Value, Axis> resultAxis;
   DenseSet<Value> pinned;
+
+  /// Sums of exponentials run in the loop of the maximum they are shifted
+  /// by (online softmax) instead of a loop after it.
+  bool online = true;
 
   int64_t granularity() const;
   uint64_t internalBytes() const;
@@ -752,7 +764,101 @@ LogicalResult RegionGrower::prune(std::string &whyNot) {
   }
 }
 
+/// The body of `op` (one input and one init) is `yield max(in, acc)`.
+static bool isMaxReduction(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1)
+    return false;
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  Operation *max = yield.getValues()[0].getDefiningOp();
+  if (!max || !isa<arith::MaximumFOp, arith::MaxNumFOp>(max) ||
+      max->getBlock() != &body)
+    return false;
+  Value in = body.getArgument(0), acc = body.getArgument(1);
+  return (max->getOperand(0) == in && max->getOperand(1) == acc) ||
+         (max->getOperand(0) == acc && max->getOperand(1) == in);
+}
+
+/// Where `op` is `sum += exp(x - m)` over the split loop, with `m` the
+/// maximum of the same `x` that the member `max` computes over the same
+/// loop (the log-softmax and softmax exporters write), and a sum that
+/// starts at zero: the operand number of `m`.
+static std::optional<unsigned>
+matchShiftedExpSum(linalg::GenericOp op,
+                   const llvm::MapVector<Operation *, OpInfo> &members,
+                   Operation *&max) {
+  if (op.getNumDpsInits() != 1 || op.getNumResults() != 1)
+    return std::nullopt;
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  if (!add || add->getBlock() != &body)
+    return std::nullopt;
+  Value acc = body.getArguments().back();
+  Value term = add.getLhs() == acc   ? add.getRhs()
+               : add.getRhs() == acc ? add.getLhs()
+                                     : Value();
+  auto exp = term ? term.getDefiningOp<math::ExpOp>() : nullptr;
+  auto sub = exp ? exp.getOperand().getDefiningOp<arith::SubFOp>() : nullptr;
+  if (!sub || sub->getBlock() != &body)
+    return std::nullopt;
+  auto xArg = dyn_cast<BlockArgument>(sub.getLhs());
+  auto mArg = dyn_cast<BlockArgument>(sub.getRhs());
+  if (!xArg || !mArg || xArg.getOwner() != &body || mArg.getOwner() != &body ||
+      xArg == mArg || xArg.getArgNumber() >= op.getNumDpsInputs() ||
+      mArg.getArgNumber() >= op.getNumDpsInputs())
+    return std::nullopt;
+  // m counts only in x - m.
+  if (!mArg.hasOneUse())
+    return std::nullopt;
+  OpOperand *xOperand = op.getDpsInputOperand(xArg.getArgNumber());
+  OpOperand *mOperand = op.getDpsInputOperand(mArg.getArgNumber());
+  OpOperand *init = op.getDpsInitOperand(0);
+  auto maxOp = mOperand->get().getDefiningOp<linalg::GenericOp>();
+  if (!maxOp || !members.count(maxOp) || !isMaxReduction(maxOp) ||
+      maxOp.getDpsInputOperand(0)->get() != xOperand->get())
+    return std::nullopt;
+  const OpInfo &sumInfo = members.lookup(op);
+  const OpInfo &maxInfo = members.lookup(maxOp);
+  if (!sumInfo.reducing || !maxInfo.reducing || sumInfo.loop != maxInfo.loop)
+    return std::nullopt;
+  // Element (i) of the sum reads element (i) of the maximum, which is the
+  // maximum over the same elements of x.
+  if (op.getIteratorTypesArray() != maxOp.getIteratorTypesArray() ||
+      op.getMatchingIndexingMap(mOperand) != op.getMatchingIndexingMap(init) ||
+      op.getMatchingIndexingMap(xOperand) !=
+          maxOp.getMatchingIndexingMap(maxOp.getDpsInputOperand(0)) ||
+      op.getMatchingIndexingMap(init) !=
+          maxOp.getMatchingIndexingMap(maxOp.getDpsInitOperand(0)) ||
+      op->getResult(0).getType() != maxOp->getResult(0).getType() ||
+      !isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
+    return std::nullopt;
+  auto fill = init->get().getDefiningOp<linalg::FillOp>();
+  if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+      !maxOp.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>())
+    return std::nullopt;
+  // The body's other ops do not read the sum's inputs through other paths:
+  // only x, m and the accumulator, each once.
+  if (!xArg.hasOneUse() || !acc.hasOneUse() || !sub->hasOneUse() ||
+      !exp->hasOneUse() || llvm::range_size(body.without_terminator()) != 3)
+    return std::nullopt;
+  max = maxOp;
+  return mArg.getArgNumber();
+}
+
 void RegionGrower::assignLoops() {
+  for (auto &[op, info] : members) {
+    info.onlineMax = nullptr;
+    Operation *max = nullptr;
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    if (!online || !generic)
+      continue;
+    if (std::optional<unsigned> operand =
+            matchShiftedExpSum(generic, members, max)) {
+      info.onlineMax = max;
+      info.onlineOperand = *operand;
+    }
+  }
   for (auto &[op, info] : members) {
     unsigned first = 0;
     for (auto &[v, axis] : info.inputs) {
@@ -760,8 +866,8 @@ void RegionGrower::assignLoops() {
       auto it = producer ? members.find(producer) : members.end();
       if (it == members.end())
         continue;
-      first = std::max(first,
-                       it->second.firstLoop + (it->second.reducing ? 1u : 0u));
+      bool sameLoop = !it->second.reducing || producer == info.onlineMax;
+      first = std::max(first, it->second.firstLoop + (sameLoop ? 0u : 1u));
     }
     info.firstLoop = first;
   }
@@ -838,11 +944,10 @@ static uint64_t defaultMinBytes(Operation *anchor) {
   return std::max<uint64_t>(largest / 4, 1);
 }
 
-FailureOr<SplitRegion> mlir::lms::findSplitRegion(Operation *anchor,
-                                                  uint64_t minBytes,
-                                                  std::string &whyNot,
-                                                  std::optional<unsigned> loop,
-                                                  SplitGrowth growth) {
+FailureOr<SplitRegion>
+mlir::lms::findSplitRegion(Operation *anchor, uint64_t minBytes,
+                           std::string &whyNot, std::optional<unsigned> loop,
+                           SplitGrowth growth, bool online) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(anchor);
   bool sliceable =
       linalgOp ? linalgOp.hasPureTensorSemantics()
@@ -895,6 +1000,7 @@ FailureOr<SplitRegion> mlir::lms::findSplitRegion(Operation *anchor,
       continue;
     RegionGrower grower(anchor, d, ranges[d], minBytes);
     grower.growth = growth;
+    grower.online = online;
     std::string why;
     if (failed(grower.grow(why))) {
       reasons += (reasons.empty() ? "" : "; ") + ("loop " + std::to_string(d)) +
@@ -908,6 +1014,7 @@ FailureOr<SplitRegion> mlir::lms::findSplitRegion(Operation *anchor,
     region.granularity = grower.granularity();
     region.minBytes = minBytes;
     region.growth = growth;
+    region.online = online;
     for (auto &[op, info] : grower.members) {
       region.ops.push_back(op);
       region.numLoops = std::max(region.numLoops, info.firstLoop + 1);
@@ -948,6 +1055,126 @@ private:
   LogicalResult buildLoop(unsigned k, Operation *&after,
                           DenseMap<Value, Value> &finals, std::string &whyNot);
 };
+
+/// The op that combines two maxima in `max`'s body (maximumf or maxnumf).
+static Value combineMax(OpBuilder &b, Location loc, Operation *max, Value lhs,
+                        Value rhs) {
+  Operation *body = cast<linalg::GenericOp>(max)
+                        .getRegion()
+                        .front()
+                        .getTerminator()
+                        ->getOperand(0)
+                        .getDefiningOp();
+  if (isa<arith::MaxNumFOp>(body))
+    return arith::MaxNumFOp::create(b, loc, lhs, rhs);
+  return arith::MaximumFOp::create(b, loc, lhs, rhs);
+}
+
+/// Turns `tiled`, the slice of `sum += exp(x - m)` computed in the loop of
+/// `max` (m's op), into the online form (a running maximum and a rescaled
+/// sum, as online softmax and flash attention compute them). In each
+/// iteration, with m_before the maximum so far and s the sum so far:
+///
+///   slice = the maximum of this slice (max's slice, from its own init)
+///   s'    = s * exp(m_before - m_now), m_now = max(m_before, slice)
+///           (1 where they are equal, so that -inf - -inf is not NaN)
+///   m     = max(m_before, slice), in place of m_before
+///   s     = s' + sum(exp(x - m_now)), x - m_now read as x - 0 while m_now
+///           is -inf (every element so far -inf: its terms are 0, as they
+///           are against the complete maximum)
+///
+/// After the last slice s is the sum shifted by the complete maximum. Each
+/// op reads m_before before it is overwritten, so bufferization keeps both
+/// loop-carried values in place. `combined` remembers the in-place
+/// maximum made for each max op, which a second sum over it shares.
+LogicalResult makeOnline(linalg::GenericOp tiled, unsigned mIndex,
+                         Operation *max, ArrayRef<Value> reducedResults,
+                         const DenseMap<Value, Value> &reducedInit,
+                         MutableArrayRef<Value> yields,
+                         DenseMap<Operation *, Operation *> &combined) {
+  Value maxResult = max->getResult(0);
+  auto it = llvm::find(reducedResults, maxResult);
+  Value before = reducedInit.lookup(maxResult);
+  if (it == reducedResults.end() || !before)
+    return failure();
+  Value &yielded = yields[it - reducedResults.begin()];
+  if (!yielded)
+    return failure();
+  Location loc = tiled.getLoc();
+  OpOperand *init = tiled.getDpsInitOperand(0);
+  Value sum = init->get();
+  auto type = cast<RankedTensorType>(sum.getType());
+  auto elementType = cast<FloatType>(type.getElementType());
+  if (before.getType() != type || yielded.getType() != type)
+    return failure();
+  SmallVector<AffineMap> maps(
+      3, AffineMap::getMultiDimIdentityMap(type.getRank(), tiled.getContext()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  Operation *combine = combined.lookup(max);
+  if (!combine) {
+    // The slice's maximum, from a fresh init filled as max's own.
+    auto tiledMax = yielded.getDefiningOp<linalg::GenericOp>();
+    auto fill = cast<linalg::GenericOp>(max)
+                    .getDpsInitOperand(0)
+                    ->get()
+                    .getDefiningOp<linalg::FillOp>();
+    if (!tiledMax || !fill)
+      return failure();
+    OpBuilder fb(tiledMax);
+    Value empty =
+        tensor::EmptyOp::create(fb, loc, type.getShape(), elementType);
+    Value fresh =
+        linalg::FillOp::create(fb, loc, fill.getInputs()[0], empty).result();
+    tiledMax.getDpsInitOperand(0)->set(fresh);
+    OpBuilder cb(tiled);
+    auto merged = linalg::GenericOp::create(
+        cb, loc, TypeRange{type}, ValueRange{yielded}, ValueRange{before},
+        ArrayRef<AffineMap>(maps).take_front(2), iterators,
+        [&](OpBuilder &nb, Location loc, ValueRange args) {
+          linalg::YieldOp::create(nb, loc,
+                                  combineMax(nb, loc, max, args[1], args[0]));
+        });
+    combine = merged;
+    combined[max] = merged;
+    yielded = merged->getResult(0);
+  }
+  Value sliceMax = combine->getOperand(0);
+  // s * exp(m_before - m_now), before m_before is overwritten.
+  OpBuilder b(combine);
+  auto rescale = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{before, sliceMax}, ValueRange{sum},
+      maps, iterators, [&](OpBuilder &nb, Location loc, ValueRange args) {
+        Value now = combineMax(nb, loc, max, args[0], args[1]);
+        Value same = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OEQ,
+                                           args[0], now);
+        Value diff = arith::SubFOp::create(nb, loc, args[0], now);
+        Value factor = math::ExpOp::create(nb, loc, diff);
+        Value one = arith::ConstantOp::create(
+            nb, loc, elementType, nb.getFloatAttr(elementType, 1.0));
+        Value scale = arith::SelectOp::create(nb, loc, same, one, factor);
+        Value scaled = arith::MulFOp::create(nb, loc, args[2], scale);
+        linalg::YieldOp::create(nb, loc, scaled);
+      });
+  init->set(rescale->getResult(0));
+  tiled.getDpsInputOperand(mIndex)->set(combine->getResult(0));
+  // x - m, with m = -inf read as 0.
+  Block &body = tiled.getRegion().front();
+  BlockArgument m = body.getArgument(mIndex);
+  auto sub = cast<arith::SubFOp>(*m.getUsers().begin());
+  OpBuilder ib(sub);
+  Value ninf = arith::ConstantOp::create(
+      ib, loc, elementType,
+      ib.getFloatAttr(elementType,
+                      APFloat::getInf(elementType.getFloatSemantics(), true)));
+  Value zero = arith::ConstantOp::create(ib, loc, elementType,
+                                         ib.getFloatAttr(elementType, 0.0));
+  Value isNinf =
+      arith::CmpFOp::create(ib, loc, arith::CmpFPredicate::OEQ, m, ninf);
+  Value shift = arith::SelectOp::create(ib, loc, isNinf, zero, m);
+  sub.getRhsMutable().assign(shift);
+  return success();
+}
 
 } // namespace
 
@@ -1101,6 +1328,7 @@ LogicalResult SplitBuilder::buildLoop(unsigned k, Operation *&after,
         for (auto [i, v] : llvm::enumerate(reducedResults))
           reducedInit[v] = args[i];
         SmallVector<Value> yields(reducedResults.size());
+        DenseMap<Operation *, Operation *> combined;
 
         for (Operation *op : order) {
           if (failed(status))
@@ -1200,6 +1428,15 @@ LogicalResult SplitBuilder::buildLoop(unsigned k, Operation *&after,
             auto dps = cast<DestinationStyleOpInterface>(tiledOp);
             for (auto [i, init] : llvm::enumerate(dps.getDpsInitsMutable()))
               init.set(reducedInit.lookup(op->getResult(i)));
+          }
+          if (info.onlineMax && members.lookup(info.onlineMax).firstLoop == k &&
+              failed(makeOnline(cast<linalg::GenericOp>(tiledOp),
+                                info.onlineOperand, info.onlineMax,
+                                reducedResults, reducedInit, yields,
+                                combined))) {
+            whyNot = "the running maximum of an online softmax is missing";
+            status = failure();
+            break;
           }
           // Tensors the body reads by linalg.index: slices, locally indexed.
           SmallVector<tensor::ExtractOp> extracts;
@@ -1360,6 +1597,7 @@ LogicalResult mlir::lms::applySplit(const SplitRegion &region, int64_t slices,
   RegionGrower grower(region.anchor, region.dim, region.extent,
                       region.minBytes);
   grower.growth = region.growth;
+  grower.online = region.online;
   if (failed(grower.grow(whyNot)))
     return failure();
   return SplitBuilder(grower, slices).build(whyNot, loops);
@@ -1446,7 +1684,7 @@ static std::optional<uint64_t> trialSplit(FunctionOpInterface func,
   Operation *copied = &*std::next(block.begin(), positionOf(anchor));
   FailureOr<SplitRegion> region =
       findSplitRegion(copied, knobs.minBytes, why, knobs.loop,
-                      knobs.growth.value_or(SplitGrowth::Reach));
+                      knobs.growth.value_or(SplitGrowth::Reach), knobs.online);
   SmallVector<Operation *> loops;
   if (failed(region) || failed(applySplit(*region, slices, why, &loops)))
     return std::nullopt;
@@ -1464,7 +1702,7 @@ static std::optional<uint64_t> trialSplit(FunctionOpInterface func,
 void mlir::lms::registerSplitDependencies(DialectRegistry &registry) {
   registry
       .insert<affine::AffineDialect, arith::ArithDialect, linalg::LinalgDialect,
-              scf::SCFDialect, tensor::TensorDialect>();
+              math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
   linalg::registerTilingInterfaceExternalModels(registry);
 }
 
@@ -1604,9 +1842,9 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
       return done;
     }
     std::string why;
-    FailureOr<SplitRegion> region =
-        findSplitRegion(anchor, knobs.minBytes, why, knobs.loop,
-                        knobs.growth.value_or(SplitGrowth::Reach));
+    FailureOr<SplitRegion> region = findSplitRegion(
+        anchor, knobs.minBytes, why, knobs.loop,
+        knobs.growth.value_or(SplitGrowth::Reach), knobs.online);
     if (failed(region)) {
       if (!slices && composeOnce()) {
         ++maxRounds;
@@ -1631,8 +1869,8 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
         auto [d, growth, k] = it->second;
         chosen.loop = d;
         chosen.growth = growth;
-        FailureOr<SplitRegion> again =
-            findSplitRegion(anchor, knobs.minBytes, why, d, growth);
+        FailureOr<SplitRegion> again = findSplitRegion(
+            anchor, knobs.minBytes, why, d, growth, knobs.online);
         // Measured once more (the same op elsewhere may sit among other
         // neighbours): taken when it reaches the budget or lowers the op's
         // need, else the full search below.
@@ -1667,8 +1905,8 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
           if (knobs.loop && d != *knobs.loop)
             continue;
           std::string ignored;
-          FailureOr<SplitRegion> candidate =
-              findSplitRegion(anchor, knobs.minBytes, ignored, d, growth);
+          FailureOr<SplitRegion> candidate = findSplitRegion(
+              anchor, knobs.minBytes, ignored, d, growth, knobs.online);
           if (failed(candidate))
             continue;
           SplitKnobs at = knobs;
@@ -1685,7 +1923,7 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
         chosen.loop = std::get<0>(*best);
         chosen.growth = std::get<1>(*best);
         region = findSplitRegion(anchor, knobs.minBytes, why, chosen.loop,
-                                 *chosen.growth);
+                                 *chosen.growth, knobs.online);
         if (failed(region))
           return done;
       }
@@ -1844,6 +2082,7 @@ struct LMSSplitPass : public mlir::lms::impl::LMSSplitBase<LMSSplitPass> {
     knobs.minBytes = minimum;
     knobs.rounds = rounds;
     knobs.printStatistics = printStatistics;
+    knobs.online = onlineSoftmax;
     for (FunctionOpInterface func : functionsCalleesFirst(module)) {
       std::optional<uint64_t> limit;
       if (slices == 0 && func.getFunctionBody().hasOneBlock()) {

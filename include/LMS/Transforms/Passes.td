@@ -679,6 +679,12 @@ def LMSSplit : Pass<"lms-split", "ModuleOp"> {
            "the region (default: a quarter of the anchor's largest tensor)">,
     Option<"rounds", "rounds", "unsigned", "200",
            "Most splits per function with slices=0">,
+    Option<"onlineSoftmax", "online-softmax", "bool", "true",
+           "Split by the dimension a softmax reduces, compute its sum of "
+           "exponentials in the loop of its maximum, rescaled as the "
+           "maximum grows (false: a loop after the maximum's, which "
+           "computes its slices again; sums bit-identical to the unsplit "
+           "op)">,
     LMSAlignmentOption,
     LMSDynamicBytesOption,
     Option<"printStatistics", "stats", "bool", "false",

@@ -21,7 +21,10 @@
 // so sums are bit-identical to the unsplit op); an op that needs the
 // complete result of such a reduction starts a second loop, which computes
 // again the slices it needs of values of the first (recomputation in
-// slices, as chunked-loss implementations do). Values used outside the
+// slices, as chunked-loss implementations do); a softmax's sum of
+// exponentials split by the dimension it reduces runs with its maximum
+// instead, rescaled as the maximum grows (online softmax). Values used
+// outside the
 // region are assembled whole (tensor.insert_slice into a loop-carried
 // tensor).
 //
@@ -67,6 +70,10 @@ struct SplitRegion {
   /// The smallest tensor (bytes) that joins a neighbour to the region.
   uint64_t minBytes = 0;
   SplitGrowth growth = SplitGrowth::Reach;
+  /// A sum of exponentials shifted by a maximum over the split dimension
+  /// (a softmax's) runs in the maximum's loop, rescaled as the maximum
+  /// grows (online softmax), instead of a loop after it.
+  bool online = true;
   /// The ops of the region, in block order, and the loop each runs in first.
   SmallVector<Operation *> ops;
   unsigned numLoops = 0;
@@ -89,7 +96,7 @@ struct SplitRegion {
 FailureOr<SplitRegion>
 findSplitRegion(Operation *anchor, uint64_t minBytes, std::string &whyNot,
                 std::optional<unsigned> loop = std::nullopt,
-                SplitGrowth growth = SplitGrowth::Reach);
+                SplitGrowth growth = SplitGrowth::Reach, bool online = true);
 
 /// Rewrites `region` into loops over `slices` slices (one of
 /// region.sliceCounts()). Fails with the reason in `whyNot`, changing
@@ -135,6 +142,9 @@ struct SplitKnobs {
   bool warn = true;
   /// Print each split to stderr.
   bool printStatistics = false;
+  /// SplitRegion::online: softmax sums split by the dimension they reduce
+  /// run with their maximum (rescaled), not in a loop after it.
+  bool online = true;
   /// With slices == 0: per kind of anchor (splitAnchorKey), the smallest
   /// feasible budget its loops aim at instead of the limit (more slices
   /// below it, fewer above), so that a planner can choose the slice count
