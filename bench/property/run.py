@@ -72,7 +72,7 @@ def t(n):
 class Program:
     """A random program: @step(%x) -> (two results) and a @main."""
 
-    def __init__(self, rng, pair_rng=None, loop_rng=None):
+    def __init__(self, rng, pair_rng=None, loop_rng=None, softmax_rng=None):
         self.rng = rng
         # With --multi-result: ops with two results drawn from a stream of
         # their own (the other draws, and so the programs without them,
@@ -81,6 +81,10 @@ class Program:
         # With --loops: scf.for loops with static trip counts, from a
         # stream of their own too.
         self.loop_rng = loop_rng
+        # With --softmax: softmaxes over a vector (a max, a sum of
+        # exp(x - max), their quotient), from a stream of their own.
+        self.softmax_rng = softmax_rng
+        self.has_softmax = False
         self.lines = []
         self.values = []  # (name, size)
         self.counter = 0
@@ -161,6 +165,53 @@ class Program:
         self.values.append((f"{name}#0", size))
         self.values.append((f"{name}#1", size))
 
+    def softmax(self):
+        """softmax(v) as torch-mlir writes it: a max reduction from -inf,
+        a sum of exp(v - max) from 0, exp(v - max) / sum."""
+        v = self.softmax_rng.choice(self.values[-4:])
+        size = v[1]
+        n = self.counter + 1
+        self.counter += 1
+        self.has_softmax = True
+        self.emit(f"%sme{n} = tensor.empty() : tensor<f32>")
+        self.emit(f"%smi{n} = arith.constant 0xFF800000 : f32")
+        self.emit(f"%smf{n} = linalg.fill ins(%smi{n} : f32) outs(%sme{n} : "
+                  f"tensor<f32>) -> tensor<f32>")
+        self.emit(f"%smm{n} = linalg.generic {{indexing_maps = [#id, #sc], "
+                  f"iterator_types = [\"reduction\"]}} ins({v[0]} : {t(size)})"
+                  f" outs(%smf{n} : tensor<f32>) {{")
+        self.emit("^bb0(%a: f32, %o: f32):")
+        self.emit("  %r = arith.maximumf %a, %o : f32")
+        self.emit("  linalg.yield %r : f32")
+        self.emit("} -> tensor<f32>")
+        self.emit(f"%sse{n} = tensor.empty() : tensor<f32>")
+        self.emit(f"%ssz{n} = arith.constant 0.0 : f32")
+        self.emit(f"%ssf{n} = linalg.fill ins(%ssz{n} : f32) outs(%sse{n} : "
+                  f"tensor<f32>) -> tensor<f32>")
+        self.emit(f"%sss{n} = linalg.generic {{indexing_maps = [#id, #sc, "
+                  f"#sc], iterator_types = [\"reduction\"]}} ins({v[0]}, "
+                  f"%smm{n} : {t(size)}, tensor<f32>) outs(%ssf{n} : "
+                  f"tensor<f32>) {{")
+        self.emit("^bb0(%a: f32, %m: f32, %o: f32):")
+        self.emit("  %d = arith.subf %a, %m : f32")
+        self.emit("  %e = math.exp %d : f32")
+        self.emit("  %r = arith.addf %o, %e : f32")
+        self.emit("  linalg.yield %r : f32")
+        self.emit("} -> tensor<f32>")
+        name = self.fresh()
+        self.emit(f"%sye{n} = tensor.empty() : {t(size)}")
+        self.emit(f"{name} = linalg.generic {{indexing_maps = [#id, #sc, #sc, "
+                  f"#id], iterator_types = [\"parallel\"]}} ins({v[0]}, "
+                  f"%smm{n}, %sss{n} : {t(size)}, tensor<f32>, tensor<f32>) "
+                  f"outs(%sye{n} : {t(size)}) {{")
+        self.emit("^bb0(%a: f32, %m: f32, %s: f32, %o: f32):")
+        self.emit("  %d = arith.subf %a, %m : f32")
+        self.emit("  %e = math.exp %d : f32")
+        self.emit("  %r = arith.divf %e, %s : f32")
+        self.emit("  linalg.yield %r : f32")
+        self.emit(f"}} -> {t(size)}")
+        self.values.append((name, size))
+
     def loop(self):
         """An scf.for of 2 or 3 iterations carrying one value: its body
         reads values from before the loop (loop-invariants) and the carried
@@ -209,6 +260,8 @@ class Program:
             self.two_results()
         if self.loop_rng and self.loop_rng.random() < 0.15:
             self.loop()
+        if self.softmax_rng and self.softmax_rng.random() < 0.12:
+            self.softmax()
         r = self.rng.random()
         if r < 0.12:
             # A weight as a constant: dense or splat.
@@ -272,6 +325,8 @@ class Program:
         if mid[0] != outs[0][0]:
             outs.append(mid)
         text = ["#id = affine_map<(d0) -> (d0)>"]
+        if self.has_softmax:
+            text.append("#sc = affine_map<(d0) -> ()>")
         for size in sorted(self.helpers):
             text += [f"func.func private @helper{size}(%a: {t(size)}) -> "
                      f"{t(size)} {{",
@@ -356,12 +411,32 @@ METHODS = ["insert-swaps", "rematerialize", "plan", "schedule", "split",
            "moccasin", "joint"]
 
 
+def same_outputs(expected, actual, tolerant):
+    """The printed outputs agree: exactly, or with `tolerant` (a softmax
+    split by what it reduces is rescaled online: float reassociation)
+    within a relative 1e-5."""
+    if expected == actual or not tolerant:
+        return expected == actual
+    number = re.compile(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)")
+    a, b = number.findall(expected), number.findall(actual)
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        x, y = float(x), float(y)
+        if y != y or abs(x - y) > 1e-5 * max(abs(x), 1e-6):
+            return False
+    return True
+
+
 def check(index, seed, arena=False, keep=None, multi_result=False,
-          loops=False):
+          loops=False, softmax=False):
     rng = random.Random(seed * 100003 + index)
     pair_rng = random.Random(f"pair-{seed}-{index}") if multi_result else None
     loop_rng = random.Random(f"loop-{seed}-{index}") if loops else None
-    program = Program(rng, pair_rng, loop_rng).build(rng.randint(6, 28))
+    softmax_rng = random.Random(f"softmax-{seed}-{index}") if softmax \
+        else None
+    builder = Program(rng, pair_rng, loop_rng, softmax_rng)
+    program = builder.build(rng.randint(6, 28))
     # The arena runs plan against arenas; scheduling has no arena option.
     method = rng.choice(METHODS[:3] if arena else METHODS[:4])
     # Splitting is drawn from a stream of its own, so that the programs and
@@ -461,7 +536,7 @@ def check(index, seed, arena=False, keep=None, multi_result=False,
             if err:
                 return dict(result, violation="planned: " + err)
             problems = []
-            if planned[0] != base[0]:
+            if not same_outputs(base[0], planned[0], builder.has_softmax):
                 problems.append("different outputs")
             if planned[1]["peak_device_bytes"] != after["main"]["arena"][
                     "bytes"]:
@@ -489,7 +564,7 @@ def check(index, seed, arena=False, keep=None, multi_result=False,
         analysed = after["main"]["peak_bytes"]
         step_peak = after["step"]["peak_bytes"]
         problems = []
-        if planned[0] != base[0]:
+        if not same_outputs(base[0], planned[0], builder.has_softmax):
             problems.append("different outputs")
         if measured != analysed:
             problems.append(f"measured {measured} != analysed {analysed}")
@@ -531,6 +606,11 @@ def main():
                     "read loop-invariants (from a random stream of their "
                     "own), and draw a share of the budgets below the "
                     "smallest feasible one of ops kept whole")
+    ap.add_argument("--softmax", action="store_true",
+                    help="add softmaxes over a vector (max, sum of "
+                    "exponentials, quotient), from a random stream of their "
+                    "own; outputs of programs with one agree within a "
+                    "relative 1e-5 (a split runs them online)")
     ap.add_argument("--keep", metavar="DIR",
                     help="keep each program's files in DIR/SEED-INDEX")
     a = ap.parse_args()
@@ -549,7 +629,8 @@ def main():
     start = time.time()
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
         results = list(pool.map(lambda i: check(i, a.seed, a.arena, a.keep,
-                                              a.multi_result, a.loops),
+                                              a.multi_result, a.loops,
+                                              a.softmax),
                                 range(a.start, a.start + a.programs)))
     seconds = time.time() - start
     counts = {}

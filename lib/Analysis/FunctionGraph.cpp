@@ -192,10 +192,12 @@ scheduleOrder(Block &block, SmallPtrSetImpl<Operation *> &deferred,
         !isConstantFetch(&op))
       continue;
     // The first use that reads it (an op that overwrites a constant it is
-    // given as destination gets a new buffer and never reads it).
+    // given as destination gets a new buffer and never reads it; so does
+    // one given a constant fetched again, which the lowering inlines).
     Operation *first = nullptr;
     for (OpOperand &use : op.getUses()) {
-      if (isHostConstant(&op) && isUnreadDestination(use))
+      if ((isHostConstant(&op) || isConstantFetch(&op)) &&
+          isUnreadDestination(use))
         continue;
       Operation *top = block.findAncestorOpInBlock(*use.getOwner());
       if (top && (!first || top->isBeforeInBlock(first)))
@@ -842,9 +844,13 @@ void BlockTranslator::collectUses() {
     for (OpOperand &operand : op.getOpOperands()) {
       if (!isBufferType(operand.get().getType()))
         continue;
-      // A constant given as a destination the op overwrites is not read.
+      // A constant given as a destination the op overwrites is not read:
+      // bufferization copies it into a new buffer. So is a constant
+      // fetched again (an lms.recompute of a constant, which the lowering
+      // inlines into the constant itself).
       Operation *def = operand.get().getDefiningOp();
-      if (def && isHostConstant(def) && isUnreadDestination(operand))
+      if (def && (isHostConstant(def) || isConstantFetch(def)) &&
+          isUnreadDestination(operand))
         continue;
       opUses.push_back(operand.get());
     }
