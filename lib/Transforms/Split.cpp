@@ -91,6 +91,12 @@ struct OpInfo {
   Operation *onlineMax = nullptr;
   /// The input operand that reads the maximum.
   unsigned onlineOperand = 0;
+  /// A gather: a linalg op without the split loop whose body reads one
+  /// sliced tensor at an index it computes (a label's column). Each
+  /// iteration runs it whole on the slice, each point only where its index
+  /// falls in the slice (elsewhere it yields its outputs unchanged); its
+  /// results accumulate across iterations like a reduction's.
+  bool gather = false;
 };
 
 uint64_t tensorBytes(Value v) {
@@ -167,6 +173,9 @@ private:
                                  std::string &whyNot) const;
   std::optional<OpInfo> describeLinalg(linalg::LinalgOp op, unsigned loop,
                                        Scale scale, std::string &whyNot) const;
+  /// `op` reads `via` at an index it computes along the axis (OpInfo::gather).
+  std::optional<OpInfo> describeGather(linalg::LinalgOp op, Value via,
+                                       Axis axis, std::string &whyNot) const;
   /// A collapse_shape or expand_shape from `src` to `result`, `expanded`
   /// being the side with a group of dimensions per dimension of the other.
   std::optional<OpInfo> describeReshape(Value src, Value result,
@@ -407,10 +416,77 @@ std::optional<OpInfo> RegionGrower::describe(Operation *op, Value via,
     });
   }
   if (!loop) {
+    bool read =
+        llvm::any_of(op->getOperands(), [&](Value v) { return v == via; });
+    if (!read)
+      return describeGather(linalgOp, via, axis, whyNot);
     whyNot = "the dimension is not a loop of the op";
     return std::nullopt;
   }
   return describeLinalg(linalgOp, *loop, axis.scale, whyNot);
+}
+
+std::optional<OpInfo> RegionGrower::describeGather(linalg::LinalgOp op,
+                                                   Value via, Axis axis,
+                                                   std::string &whyNot) const {
+  whyNot = "the dimension is not a loop of the op";
+  auto generic = dyn_cast<linalg::GenericOp>(*op);
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      !fits(via, axis.dim, axis.scale))
+    return std::nullopt;
+  auto isStatic = [](Value v) {
+    auto type = dyn_cast<ShapedType>(v.getType());
+    return !type || type.hasStaticShape();
+  };
+  if (!llvm::all_of(op->getOperands(), isStatic) ||
+      !llvm::all_of(op->getResults(), isStatic))
+    return std::nullopt;
+  // One read of `via`, in the body's own block; every other tensor the
+  // body reads is read whole (by tensor.extract).
+  Block &body = generic.getRegion().front();
+  tensor::ExtractOp gathered;
+  unsigned reads = 0;
+  bool ok = true;
+  OpInfo info;
+  info.scale = axis.scale;
+  info.reducing = true;
+  info.gather = true;
+  for (Value v : op->getOperands())
+    info.inputs.push_back({v, std::nullopt});
+  op->walk([&](Operation *inner) {
+    if (inner == op.getOperation())
+      return;
+    if (inner->getNumRegions() && inner->getParentOp() == op.getOperation() &&
+        !isMemoryEffectFree(inner))
+      ok = false;
+    for (Value v : inner->getOperands()) {
+      if (!isa<RankedTensorType>(v.getType()) ||
+          op->isAncestor(v.getParentRegion()->getParentOp()))
+        continue;
+      auto extract = dyn_cast<tensor::ExtractOp>(inner);
+      if (!extract) {
+        ok = false;
+        continue;
+      }
+      if (v == via) {
+        ++reads;
+        gathered = extract;
+        info.inputs.push_back({v, axis});
+      } else {
+        info.inputs.push_back({v, std::nullopt});
+      }
+    }
+  });
+  if (!ok || reads != 1 || gathered->getBlock() != &body ||
+      axis.dim >= gathered.getIndices().size() ||
+      !llvm::all_of(body.without_terminator(), [](Operation &inner) {
+        return isMemoryEffectFree(&inner) || isa<tensor::ExtractOp>(inner);
+      }))
+    return std::nullopt;
+  for (unsigned i = 0; i < op->getNumResults(); ++i)
+    info.results.push_back(std::nullopt);
+  whyNot.clear();
+  return info;
 }
 
 bool RegionGrower::consistent(Operation *op, const OpInfo &info) const {
@@ -820,7 +896,8 @@ matchShiftedExpSum(linalg::GenericOp op,
     return std::nullopt;
   const OpInfo &sumInfo = members.lookup(op);
   const OpInfo &maxInfo = members.lookup(maxOp);
-  if (!sumInfo.reducing || !maxInfo.reducing || sumInfo.loop != maxInfo.loop)
+  if (!sumInfo.reducing || !maxInfo.reducing || sumInfo.gather ||
+      maxInfo.gather || sumInfo.loop != maxInfo.loop)
     return std::nullopt;
   // Element (i) of the sum reads element (i) of the maximum, which is the
   // maximum over the same elements of x.
@@ -1370,6 +1447,53 @@ LogicalResult SplitBuilder::buildLoop(unsigned k, Operation *&after,
             tiles[expand] = tensor::ExpandShapeOp::create(
                 nb, loc, tileType(expand, *info.results[0]), src,
                 expand.getReassociationIndices());
+            continue;
+          }
+          if (info.gather) {
+            // The whole op on this iteration's slice; a point whose index
+            // falls outside the slice yields its outputs unchanged.
+            Value via;
+            Axis axis;
+            for (auto &[v, a] : info.inputs)
+              if (a) {
+                via = v;
+                axis = *a;
+              }
+            Value tile = tileOf(via, axis);
+            Value offset = offsetOf(axis.scale);
+            Value size = index(nb, elements(axis.scale));
+            Operation *clone = nb.clone(*op);
+            auto dps = cast<DestinationStyleOpInterface>(clone);
+            for (auto [i, init] : llvm::enumerate(dps.getDpsInitsMutable()))
+              init.set(reducedInit.lookup(op->getResult(i)));
+            tensor::ExtractOp extract;
+            clone->walk([&](tensor::ExtractOp e) {
+              if (e.getTensor() == via)
+                extract = e;
+            });
+            OpBuilder ib(extract);
+            Value at = extract.getIndices()[axis.dim];
+            Value local = arith::SubIOp::create(ib, loc, at, offset);
+            Value inside = arith::CmpIOp::create(
+                ib, loc, arith::CmpIPredicate::ult, local, size);
+            Value zero = arith::ConstantIndexOp::create(ib, loc, 0);
+            Value safe = arith::SelectOp::create(ib, loc, inside, local, zero);
+            extract.getTensorMutable().assign(tile);
+            extract.getIndicesMutable()[axis.dim].assign(safe);
+            auto generic = cast<linalg::GenericOp>(clone);
+            Block &body = generic.getRegion().front();
+            Operation *yield = body.getTerminator();
+            OpBuilder yb(yield);
+            for (OpOperand &operand : yield->getOpOperands()) {
+              Value kept = body.getArgument(generic.getNumDpsInputs() +
+                                            operand.getOperandNumber());
+              operand.set(arith::SelectOp::create(yb, loc, inside,
+                                                  operand.get(), kept));
+            }
+            for (auto [i, value] : llvm::enumerate(clone->getResults())) {
+              auto it = llvm::find(reducedResults, op->getResult(i));
+              yields[it - reducedResults.begin()] = value;
+            }
             continue;
           }
           auto linalgOp = cast<linalg::LinalgOp>(op);

@@ -23,7 +23,10 @@
 // again the slices it needs of values of the first (recomputation in
 // slices, as chunked-loss implementations do); a softmax's sum of
 // exponentials split by the dimension it reduces runs with its maximum
-// instead, rescaled as the maximum grows (online softmax). Values used
+// instead, rescaled as the maximum grows (online softmax). An op that reads
+// a sliced tensor at an index it computes (a label gather split by
+// vocabulary) runs whole in every iteration, each point only where its
+// index falls in the slice, its results accumulated. Values used
 // outside the
 // region are assembled whole (tensor.insert_slice into a loop-carried
 // tensor).
