@@ -192,10 +192,10 @@ static Value fetchableCapture(const FunctionGraph &graph, ::lms::OpIndex index,
   uint64_t bestBytes = 0;
   for (::lms::TensorIndex t : g.op(index).inputs) {
     const ::lms::Tensor &tensor = g.tensor(t);
-    // Arguments stay (the caller may own them), and so do returned values.
+    // Returned values stay, and so do arguments the function does not own
+    // (borrowed from its caller, or kept resident): both are live-out.
     if (tensor.space != ::lms::MemorySpace::Device || tensor.bytes == 0 ||
-        tensor.liveOut || tensor.producer == ::lms::kEntry ||
-        tensor.bytes <= bestBytes)
+        tensor.liveOut || tensor.bytes <= bestBytes)
       continue;
     // Read only through one value `x` inside the regions and after the
     // op, never written there, and not through the op's operands.
@@ -229,14 +229,22 @@ static Value fetchableCapture(const FunctionGraph &graph, ::lms::OpIndex index,
     Operation *def = x ? x.getDefiningOp() : nullptr;
     std::optional<::lms::OpIndex> defined =
         def ? graph.lookupOp(def) : std::nullopt;
+    // An argument of the function that it owns (a weight handed over by
+    // the caller): there from entry. Not a region's argument (an
+    // iteration's value).
+    auto arg = dyn_cast_or_null<BlockArgument>(x);
+    bool owned = arg && tensor.producer == ::lms::kEntry &&
+                 arg.getOwner()->isEntryBlock() &&
+                 isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
     // A view (a slice, a reshape) stays: its copy would not be its
     // buffer's.
-    if (!ok || !type || !type.hasStaticShape() || !defined || isViewLikeOp(def))
+    if (!ok || !type || !type.hasStaticShape() || (!defined && !owned) ||
+        (def && isViewLikeOp(def)))
       continue;
     // `x` holds the buffer's contents when the op runs: no op between
     // writes the buffer in place.
     bool current = llvm::none_of(tensor.users, [&](::lms::OpIndex user) {
-      return user > *defined && user < index &&
+      return (!defined || user > *defined) && user < index &&
              llvm::is_contained(g.op(user).updates, t);
     });
     if (current) {

@@ -3,8 +3,13 @@
 // COM: (%c computed from %b: 32 KiB, where a budget of 20,000 leaves 19,488
 // COM: beside the loop's operands), the error is at the loop and names the
 // COM: room its body had; a note points at the op inside that needs more.
-// COM: The loop reads only arguments from outside, which are not fetched
-// COM: per iteration. --lms-plan gives the error of offloading.
+// COM: The loop reads only an argument from outside (%x, 256 bytes): fetched
+// COM: per iteration, it would not leave the body enough, so the error is
+// COM: the body's first attempt's. --lms-plan gives the error of offloading.
+// COM: @borrowed: the loop-invariant %big (16 KiB) is an argument the
+// COM: function borrows (lms.borrowed, as --lms-deallocate marks the callee
+// COM: of a caller that reads it after the call): it stays on the device
+// COM: (test/Integration/loop-fetch-argument.mlir fetches one it owns).
 // RUN: lms-opt %s --lms-insert-swaps=budget=20000 -verify-diagnostics -o /dev/null
 // RUN: lms-opt %s --lms-plan=budget=20000 -verify-diagnostics -o /dev/null
 // RUN: not lms-opt %s --lms-rematerialize=budget=20000 -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMAT
@@ -39,6 +44,40 @@ func.func @body_over(%x: tensor<64xf32>, %init: tensor<64xf32>) -> tensor<64xf32
       linalg.yield %s : f32
     } -> tensor<64xf32>
     %s2 = linalg.add ins(%acc, %c2 : tensor<64xf32>, tensor<64xf32>) outs(%acc : tensor<64xf32>) -> tensor<64xf32>
+    scf.yield %s2 : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
+}
+
+func.func @borrowed(%big: tensor<64x64xf32> {lms.borrowed}, %init: tensor<64xf32>) -> tensor<64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{cannot fit the body of this op into 3.28 KiB (3360 bytes), what the budget leaves beside its operands and results, offloading: budget 3360 is below the smallest feasible budget 16640}}
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %init) -> (tensor<64xf32>) {
+    %rb = tensor.empty() : tensor<64xf32>
+    %zb = linalg.fill ins(%zero : f32) outs(%rb : tensor<64xf32>) -> tensor<64xf32>
+    %b2 = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%big : tensor<64x64xf32>) outs(%zb : tensor<64xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      %s = arith.addf %in, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<64xf32>
+    %ea = tensor.empty() : tensor<64x64xf32>
+    // expected-note @+1 {{the op of the body that needs 16.2 KiB (16640 bytes)}}
+    %a = linalg.generic {indexing_maps = [#row, #id2], iterator_types = ["parallel", "parallel"]} ins(%b2 : tensor<64xf32>) outs(%ea : tensor<64x64xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      %m = arith.mulf %in, %in : f32
+      linalg.yield %m : f32
+    } -> tensor<64x64xf32>
+    %ra = tensor.empty() : tensor<64xf32>
+    %za = linalg.fill ins(%zero : f32) outs(%ra : tensor<64xf32>) -> tensor<64xf32>
+    %a2 = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%a : tensor<64x64xf32>) outs(%za : tensor<64xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      %s = arith.maximumf %in, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<64xf32>
+    %s2 = linalg.add ins(%acc, %a2 : tensor<64xf32>, tensor<64xf32>) outs(%acc : tensor<64xf32>) -> tensor<64xf32>
     scf.yield %s2 : tensor<64xf32>
   }
   return %r : tensor<64xf32>

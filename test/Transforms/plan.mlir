@@ -60,7 +60,13 @@
 // FITS: @f: peak {{.*}} ({{[0-9]+}} bytes)
 // BAD: for the --strategy option: Cannot find option named 'magic'!
 // FRACTION: error: invalid split-fraction {{.*}}: expected a fraction of the budget in (0, 1]
-// TOO-SMALL: error: budget 20.0 KiB (20480 bytes) is below the smallest feasible budget
+// COM: Below the floor (20,500 bytes: %x, %b and a temporary), --lms-plan
+// COM: splits the exp and its sum into a loop over slices; the loop reads
+// COM: the argument %x whole from outside, which it owns, so it is offloaded
+// COM: before the loop and fetched in each iteration; the body then has
+// COM: 16,384 bytes beside the loop's values and one of its ops needs 16,400.
+// TOO-SMALL: error: cannot fit the body of this op into 16.0 KiB (16384 bytes), what the budget leaves beside its operands and results, offloading: budget 16384 is below the smallest feasible budget 16400
+// TOO-SMALL: note: the op of the body that needs 16.0 KiB (16400 bytes)
 func.func @f(%x: tensor<4x1024xf32>) -> tensor<1024xf32> {
   %cst = arith.constant 1.0 : f32
   %zero = arith.constant 0.0 : f32
