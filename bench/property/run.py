@@ -72,7 +72,8 @@ def t(n):
 class Program:
     """A random program: @step(%x) -> (two results) and a @main."""
 
-    def __init__(self, rng, pair_rng=None, loop_rng=None, softmax_rng=None):
+    def __init__(self, rng, pair_rng=None, loop_rng=None, softmax_rng=None,
+                 gather_rng=None):
         self.rng = rng
         # With --multi-result: ops with two results drawn from a stream of
         # their own (the other draws, and so the programs without them,
@@ -85,6 +86,9 @@ class Program:
         # exp(x - max), their quotient), from a stream of their own.
         self.softmax_rng = softmax_rng
         self.has_softmax = False
+        # With --gather: gathers (a vector read through tensor.extract at
+        # an index the body computes), from a stream of their own.
+        self.gather_rng = gather_rng
         self.lines = []
         self.values = []  # (name, size)
         self.counter = 0
@@ -212,6 +216,37 @@ class Program:
         self.emit(f"}} -> {t(size)}")
         self.values.append((name, size))
 
+    def gather(self):
+        """y[i] = 0.5 * v[(i * k + c) mod n]: a permutation of v read
+        through tensor.extract at an index the body computes (as a label
+        gather reads the log-probabilities); n = |v|, k odd, so that every
+        element is read once."""
+        gr = self.gather_rng
+        v = gr.choice(self.values[-4:])
+        size = v[1]
+        k, c = gr.choice([1, 3, 5, 7]), gr.randrange(size)
+        n = self.counter + 1
+        self.counter += 1
+        name = self.fresh()
+        self.emit(f"%ge{n} = tensor.empty() : {t(size)}")
+        self.emit(f"{name} = linalg.generic {{indexing_maps = [#id], "
+                  f"iterator_types = [\"parallel\"]}} outs(%ge{n} : "
+                  f"{t(size)}) {{")
+        self.emit("^bb0(%o: f32):")
+        self.emit("  %gi = linalg.index 0 : index")
+        self.emit(f"  %gk = arith.constant {k} : index")
+        self.emit(f"  %gc = arith.constant {c} : index")
+        self.emit(f"  %gn = arith.constant {size} : index")
+        self.emit("  %gik = arith.muli %gi, %gk : index")
+        self.emit("  %gic = arith.addi %gik, %gc : index")
+        self.emit("  %gj = arith.remui %gic, %gn : index")
+        self.emit(f"  %gx = tensor.extract {v[0]}[%gj] : {t(size)}")
+        self.emit("  %gh = arith.constant 0.5 : f32")
+        self.emit("  %gr = arith.mulf %gx, %gh : f32")
+        self.emit("  linalg.yield %gr : f32")
+        self.emit(f"}} -> {t(size)}")
+        self.values.append((name, size))
+
     def loop(self):
         """An scf.for of 2 or 3 iterations carrying one value: its body
         reads values from before the loop (loop-invariants) and the carried
@@ -262,6 +297,8 @@ class Program:
             self.loop()
         if self.softmax_rng and self.softmax_rng.random() < 0.12:
             self.softmax()
+        if self.gather_rng and self.gather_rng.random() < 0.12:
+            self.gather()
         r = self.rng.random()
         if r < 0.12:
             # A weight as a constant: dense or splat.
@@ -429,13 +466,14 @@ def same_outputs(expected, actual, tolerant):
 
 
 def check(index, seed, arena=False, keep=None, multi_result=False,
-          loops=False, softmax=False):
+          loops=False, softmax=False, gather=False):
     rng = random.Random(seed * 100003 + index)
     pair_rng = random.Random(f"pair-{seed}-{index}") if multi_result else None
     loop_rng = random.Random(f"loop-{seed}-{index}") if loops else None
     softmax_rng = random.Random(f"softmax-{seed}-{index}") if softmax \
         else None
-    builder = Program(rng, pair_rng, loop_rng, softmax_rng)
+    gather_rng = random.Random(f"gather-{seed}-{index}") if gather else None
+    builder = Program(rng, pair_rng, loop_rng, softmax_rng, gather_rng)
     program = builder.build(rng.randint(6, 28))
     # The arena runs plan against arenas; scheduling has no arena option.
     method = rng.choice(METHODS[:3] if arena else METHODS[:4])
@@ -611,6 +649,10 @@ def main():
                     "exponentials, quotient), from a random stream of their "
                     "own; outputs of programs with one agree within a "
                     "relative 1e-5 (a split runs them online)")
+    ap.add_argument("--gather", action="store_true",
+                    help="add gathers (a vector read through tensor.extract "
+                    "at an index the body computes, a permutation), from a "
+                    "random stream of their own")
     ap.add_argument("--keep", metavar="DIR",
                     help="keep each program's files in DIR/SEED-INDEX")
     a = ap.parse_args()
@@ -630,7 +672,7 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
         results = list(pool.map(lambda i: check(i, a.seed, a.arena, a.keep,
                                               a.multi_result, a.loops,
-                                              a.softmax),
+                                              a.softmax, a.gather),
                                 range(a.start, a.start + a.programs)))
     seconds = time.time() - start
     counts = {}
