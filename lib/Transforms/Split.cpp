@@ -442,7 +442,8 @@ std::optional<OpInfo> RegionGrower::describeGather(linalg::LinalgOp op,
       !llvm::all_of(op->getResults(), isStatic))
     return std::nullopt;
   // One read of `via`, in the body's own block; every other tensor the
-  // body reads is read whole (by tensor.extract).
+  // body reads is read whole (by tensor.extract); no op of the body has
+  // side effects (each point must be free to run in any one iteration).
   Block &body = generic.getRegion().front();
   tensor::ExtractOp gathered;
   unsigned reads = 0;
@@ -456,9 +457,6 @@ std::optional<OpInfo> RegionGrower::describeGather(linalg::LinalgOp op,
   op->walk([&](Operation *inner) {
     if (inner == op.getOperation())
       return;
-    if (inner->getNumRegions() && inner->getParentOp() == op.getOperation() &&
-        !isMemoryEffectFree(inner))
-      ok = false;
     for (Value v : inner->getOperands()) {
       if (!isa<RankedTensorType>(v.getType()) ||
           op->isAncestor(v.getParentRegion()->getParentOp()))
