@@ -160,6 +160,14 @@ static bool isConstantFetch(Operation *op) {
          isHostConstant(&body.front());
 }
 
+/// Whether `op` yields a constant as the lowering makes it: a host constant
+/// or a constant fetched again (which the lowering inlines into the
+/// constant). An op that overwrites such a value given as its destination
+/// gets a copy from bufferization and does not read it.
+static bool isConstantValue(Operation *op) {
+  return isHostConstant(op) || isConstantFetch(op);
+}
+
 /// The ops of `block` in the order the analyses schedule them: block order,
 /// except that each host constant (a constant tensor or a global load; on
 /// buffers, `memref.get_global`) is moved right before its first user, the
@@ -196,8 +204,7 @@ scheduleOrder(Block &block, SmallPtrSetImpl<Operation *> &deferred,
     // one given a constant fetched again, which the lowering inlines).
     Operation *first = nullptr;
     for (OpOperand &use : op.getUses()) {
-      if ((isHostConstant(&op) || isConstantFetch(&op)) &&
-          isUnreadDestination(use))
+      if (isConstantValue(&op) && isUnreadDestination(use))
         continue;
       Operation *top = block.findAncestorOpInBlock(*use.getOwner());
       if (top && (!first || top->isBeforeInBlock(first)))
@@ -849,8 +856,7 @@ void BlockTranslator::collectUses() {
       // fetched again (an lms.recompute of a constant, which the lowering
       // inlines into the constant itself).
       Operation *def = operand.get().getDefiningOp();
-      if (def && (isHostConstant(def) || isConstantFetch(def)) &&
-          isUnreadDestination(operand))
+      if (def && isConstantValue(def) && isUnreadDestination(operand))
         continue;
       opUses.push_back(operand.get());
     }

@@ -123,6 +123,18 @@ int64_t dimSize(Value v, unsigned index) {
   return type.getDimSize(index);
 }
 
+/// Whether `v` is not shaped or has a static shape.
+bool isStatic(Value v) {
+  auto type = dyn_cast<ShapedType>(v.getType());
+  return !type || type.hasStaticShape();
+}
+
+/// Whether every operand and result of `op` has a static shape.
+bool hasStaticShapes(Operation *op) {
+  return llvm::all_of(op->getOperands(), isStatic) &&
+         llvm::all_of(op->getResults(), isStatic);
+}
+
 /// Grows a region over the values that carry the split dimension.
 class RegionGrower {
 public:
@@ -198,12 +210,7 @@ std::optional<OpInfo> RegionGrower::describeLinalg(linalg::LinalgOp op,
     whyNot = "not a linalg op on tensors";
     return std::nullopt;
   }
-  auto isStatic = [](Value v) {
-    auto type = dyn_cast<ShapedType>(v.getType());
-    return !type || type.hasStaticShape();
-  };
-  if (!llvm::all_of(op->getOperands(), isStatic) ||
-      !llvm::all_of(op->getResults(), isStatic)) {
+  if (!hasStaticShapes(op)) {
     whyNot = "a shape is dynamic (only static shapes are split)";
     return std::nullopt;
   }
@@ -434,12 +441,7 @@ std::optional<OpInfo> RegionGrower::describeGather(linalg::LinalgOp op,
   if (!generic || !generic.hasPureTensorSemantics() ||
       !fits(via, axis.dim, axis.scale))
     return std::nullopt;
-  auto isStatic = [](Value v) {
-    auto type = dyn_cast<ShapedType>(v.getType());
-    return !type || type.hasStaticShape();
-  };
-  if (!llvm::all_of(op->getOperands(), isStatic) ||
-      !llvm::all_of(op->getResults(), isStatic))
+  if (!hasStaticShapes(op))
     return std::nullopt;
   // One read of `via`, in the body's own block; every other tensor the
   // body reads is read whole (by tensor.extract); no op of the body has
@@ -1034,12 +1036,7 @@ mlir::lms::findSplitRegion(Operation *anchor, uint64_t minBytes,
              "reshape (only those are split)";
     return failure();
   }
-  auto dynamic = [](Value v) {
-    auto type = dyn_cast<ShapedType>(v.getType());
-    return type && !type.hasStaticShape();
-  };
-  if (llvm::any_of(anchor->getOperands(), dynamic) ||
-      llvm::any_of(anchor->getResults(), dynamic)) {
+  if (!hasStaticShapes(anchor)) {
     whyNot = "its shapes are dynamic (only static shapes are split)";
     return failure();
   }
