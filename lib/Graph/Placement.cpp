@@ -846,17 +846,32 @@ lms::arenaNeed(const Graph &graph, const Plan &plan,
   std::vector<BufferLife> lives;
   std::vector<int64_t> open(graph.numTensors(), -1);
   std::vector<uint8_t> resident(graph.numTensors(), 0);
-  int64_t own = 0, ownPeak = 0;
+  // The bytes of the allocations of their own, and the same without the
+  // caller's slots (ArenaNeed::ownPeakWithSlotsBytes).
+  struct Own {
+    int64_t bytes = 0, peak = 0;
+  } own, slotted;
+  auto add = [&](TensorIndex t, int64_t sign) {
+    int64_t bytes = sign * static_cast<int64_t>(graph.tensor(t).bytes);
+    own.bytes += bytes;
+    if (ownAllocation[t] != kCallerSlot)
+      slotted.bytes += bytes;
+  };
+  auto peakAt = [](Own &o, int64_t before, int64_t extra) {
+    o.peak = std::max(o.peak, extra >= 0 ? o.bytes + extra
+                                         : std::max(before, o.bytes + extra));
+  };
   for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors()); ++t)
     if (graph.tensor(t).producer == kEntry && device(t)) {
       resident[t] = 1;
-      own += graph.tensor(t).bytes;
+      add(t, 1);
     }
-  ownPeak = own;
+  own.peak = own.bytes;
+  slotted.peak = slotted.bytes;
   auto allocate = [&](TensorIndex t, OpIndex op, uint32_t s) {
     resident[t] = 1;
     if (ownAllocation[t]) {
-      own += graph.tensor(t).bytes;
+      add(t, 1);
       return;
     }
     open[t] = static_cast<int64_t>(lives.size());
@@ -867,18 +882,28 @@ lms::arenaNeed(const Graph &graph, const Plan &plan,
     switch (step.kind) {
     case Step::Compute: {
       const Op &op = graph.op(step.index);
-      int64_t before = own;
+      int64_t before = own.bytes, beforeSlotted = slotted.bytes;
+      const std::optional<ArenaCall> &call = calls[step.index];
+      // Results in the caller's slots first, then the other outputs, then
+      // the frame: the order in which the lowering carves them.
+      if (call)
+        for (TensorIndex t : call->slots)
+          if (device(t) && !resident[t]) {
+            resident[t] = 1;
+            open[t] = static_cast<int64_t>(lives.size());
+            lives.push_back({t, step.index, graph.tensor(t).bytes, s, s});
+          }
       for (TensorIndex t : op.outputs)
         if (device(t) && !resident[t])
           allocate(t, step.index, s);
       int64_t extra = op.transientBytes;
-      if (const std::optional<ArenaCall> &call = calls[step.index]) {
+      if (call) {
         if (call->frameBytes > 0)
           lives.push_back({-1, step.index, call->frameBytes, s, s + 1});
         extra = call->ownExtraBytes;
       }
-      ownPeak = std::max(ownPeak, extra >= 0 ? own + extra
-                                             : std::max(before, own + extra));
+      peakAt(own, before, extra);
+      peakAt(slotted, beforeSlotted, extra);
       break;
     }
     case Step::Free:
@@ -887,12 +912,13 @@ lms::arenaNeed(const Graph &graph, const Plan &plan,
         lives[open[step.index]].end = s;
         open[step.index] = -1;
       } else {
-        own -= graph.tensor(step.index).bytes;
+        add(step.index, -1);
       }
       break;
     case Step::SwapIn:
       allocate(step.index, -1, s);
-      ownPeak = std::max(ownPeak, own);
+      own.peak = std::max(own.peak, own.bytes);
+      slotted.peak = std::max(slotted.peak, slotted.bytes);
       break;
     case Step::SwapOut:
     case Step::FreeHost:
@@ -903,7 +929,8 @@ lms::arenaNeed(const Graph &graph, const Plan &plan,
     if (life >= 0)
       lives[life].end = static_cast<uint32_t>(plan.size());
   ArenaNeed need;
-  need.ownPeakBytes = static_cast<uint64_t>(ownPeak);
+  need.ownPeakBytes = static_cast<uint64_t>(own.peak);
+  need.ownPeakWithSlotsBytes = static_cast<uint64_t>(slotted.peak);
   // Buffers of no bytes (an unused constant or empty tensor) allocate
   // nothing: the lowering carves no arena for them alone (before, such a
   // function was counted with a one-byte arena, rounded up to the
@@ -920,8 +947,12 @@ lms::arenaNeed(const Graph &graph, const Plan &plan,
 
 Graph lms::reserveOwnAllocations(const Graph &graph,
                                  llvm::ArrayRef<uint8_t> ownAllocation,
-                                 uint64_t ownPeakBytes) {
+                                 uint64_t ownPeakBytes,
+                                 llvm::ArrayRef<int64_t> callFrames) {
   Graph reserved = graph;
+  for (auto [op, frame] : llvm::enumerate(callFrames))
+    if (frame >= 0 && op < graph.numOps())
+      reserved.setTransientBytes(static_cast<OpIndex>(op), frame);
   for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors()); ++t)
     if (t < static_cast<TensorIndex>(ownAllocation.size()) &&
         ownAllocation[t] && graph.tensor(t).space == MemorySpace::Device)

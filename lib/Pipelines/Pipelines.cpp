@@ -23,7 +23,11 @@ using namespace mlir::lms;
 
 /// Recompute inlining, bufferization (function boundaries, identity layouts)
 /// and deallocation after the last use.
-static void addBufferization(OpPassManager &pm) {
+static void addBufferization(OpPassManager &pm, bool arena) {
+  // What the arena model counts in the caller's arena, recorded for
+  // --lms-carve-arena while the IR is the one the analyses saw.
+  if (arena)
+    pm.addPass(createLMSMarkArenaSlots());
   pm.addPass(createLMSInlineRecomputes());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -83,7 +87,7 @@ static void addSwapPlanning(OpPassManager &pm, const std::string &budget,
 /// Compute on the CPU: everything to the LLVM dialect.
 static void addHostLowering(OpPassManager &pm,
                             const ArenaLowering &arena = {}) {
-  addBufferization(pm);
+  addBufferization(pm, arena.enabled);
   addCopies(pm, /*computeOnGPU=*/false, arena);
   pm.addPass(createConvertLinalgToLoopsPass());
   // Subviews with dynamic offsets (slices indexed by a loop variable) expand
@@ -147,7 +151,7 @@ static void addGPULowering(OpPassManager &pm, const std::string &chip,
                            const std::string &features,
                            const std::string &format,
                            const ArenaLowering &arena = {}) {
-  addBufferization(pm);
+  addBufferization(pm, arena.enabled);
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addPass(createConvertParallelLoopToGpuPass());
@@ -252,16 +256,17 @@ void mlir::lms::registerLMSPipelines() {
   PassPipelineRegistration<LMSHostPipelineOptions>(
       "lms-host-pipeline",
       "From tensors to LLVM with compute on the CPU and device memory through "
-      "the LMS runtime: [swap planning], recompute inlining, one-shot "
-      "bufferization, --lms-deallocate, --convert-lms-to-gpu, "
-      "--lms-memref-to-gpu, lowering to LLVM",
+      "the LMS runtime: [swap planning], [--lms-mark-arena-slots], "
+      "recompute inlining, one-shot bufferization, --lms-deallocate, "
+      "--convert-lms-to-gpu, --lms-memref-to-gpu, [--lms-carve-arena], "
+      "lowering to LLVM",
       buildLMSHostPipeline);
   PassPipelineRegistration<LMSGPUPipelineOptions>(
       "lms-gpu-pipeline",
       "From tensors to LLVM with compute in GPU kernels (NVVM): [swap "
-      "planning], recompute inlining, one-shot bufferization, "
-      "--lms-deallocate, --convert-lms-to-gpu, --lms-memref-to-gpu, parallel "
-      "loops to kernels, "
+      "planning], [--lms-mark-arena-slots], recompute inlining, one-shot "
+      "bufferization, --lms-deallocate, --convert-lms-to-gpu, "
+      "--lms-memref-to-gpu, parallel loops to kernels, [--lms-carve-arena], "
       "gpu-lower-to-nvvm-pipeline",
       buildLMSGPUPipeline);
 }

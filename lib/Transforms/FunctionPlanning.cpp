@@ -763,7 +763,8 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
     if (reserveOwn) {
       OwnAllocations allocations = ownAllocations(*graph, graphOptions);
       reserved = ::lms::reserveOwnAllocations(
-          graph->getGraph(), allocations.own, allocations.peakBytes);
+          graph->getGraph(), allocations.own, allocations.peakBytes,
+          allocations.callFrames);
       own = std::move(allocations.own);
       ownPeak = allocations.peakBytes;
       planned = &*reserved;
@@ -943,8 +944,14 @@ rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
       return;
     OwnAllocations allocations = ownAllocations(*graph, graphOptions);
     ownPeak = allocations.peakBytes;
+    // The groups of the remat graph that are one call.
+    std::vector<int64_t> frames(rg.graph.numOps(), -1);
+    for (auto [op, members] : llvm::enumerate(rg.members))
+      if (members.size() == 1 && op < frames.size() &&
+          static_cast<size_t>(members.front()) < allocations.callFrames.size())
+        frames[op] = allocations.callFrames[members.front()];
     rg.graph = ::lms::reserveOwnAllocations(rg.graph, allocations.own,
-                                            allocations.peakBytes);
+                                            allocations.peakBytes, frames);
   };
   FailureOr<RematGraph> rg = RematGraph::build(*graph, spec);
   if (failed(rg))

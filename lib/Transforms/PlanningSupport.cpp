@@ -262,6 +262,76 @@ void mlir::lms::noteOwnAllocations(InFlightDiagnostic &diag,
          "of their own, at their peak), which the plan keeps as they are";
 }
 
+SmallVector<bool> mlir::lms::resultSlots(const FunctionGraph &fg,
+                                         const GraphOptions &options) {
+  const ::lms::Graph &g = fg.getGraph();
+  Block *block = fg.getBlock();
+  SmallVector<bool> slots;
+  if (!block || block->empty() || g.numOps() == 0 ||
+      fg.getOp(g.numOps() - 1) != block->getTerminator() ||
+      !isa<FunctionOpInterface>(fg.getFunction()))
+    return slots;
+  Operation *terminator = block->getTerminator();
+  llvm::SmallDenseSet<TensorIndex> returned;
+  for (Value operand : terminator->getOperands()) {
+    std::optional<TensorIndex> t = fg.lookupBuffer(operand);
+    auto type = dyn_cast<ShapedType>(operand.getType());
+    if (!t || g.tensor(*t).space != ::lms::MemorySpace::Device || !type ||
+        !type.hasStaticShape() || g.tensor(*t).bytes == 0) {
+      slots.push_back(false);
+      continue;
+    }
+    bool borrowedArg = g.tensor(*t).producer == ::lms::kEntry &&
+                       g.tensor(*t).liveOut && !options.keepArgumentsResident;
+    if (!returned.insert(*t).second || borrowedArg) {
+      // A copy made for the return (FunctionGraph's return copies).
+      slots.push_back(true);
+      continue;
+    }
+    ::lms::OpIndex producer = g.tensor(*t).producer;
+    Operation *op = producer >= 0 ? fg.getOp(producer) : nullptr;
+    bool own = op && !isa<CallOpInterface>(op) &&
+               !op->hasTrait<OpTrait::ConstantLike>() &&
+               (op->getNumRegions() == 0 || isa<linalg::LinalgOp>(op)) &&
+               static_cast<uint64_t>(type.getNumElements()) *
+                       ((type.getElementTypeBitWidth() + 7) / 8) ==
+                   g.tensor(*t).bytes;
+    slots.push_back(own);
+  }
+  return slots;
+}
+
+/// The tensors of `fg` that the slots of resultSlots hold.
+static SmallVector<TensorIndex> slotTensors(const FunctionGraph &fg,
+                                            const GraphOptions &options,
+                                            ArrayRef<bool> slots) {
+  const ::lms::Graph &g = fg.getGraph();
+  SmallVector<TensorIndex> tensors;
+  if (slots.empty())
+    return tensors;
+  const ::lms::Op &terminator = g.op(g.numOps() - 1);
+  Operation *returnOp = fg.getOp(g.numOps() - 1);
+  llvm::SmallDenseSet<TensorIndex> returned;
+  size_t copy = 0;
+  for (auto [k, operand] : llvm::enumerate(returnOp->getOperands())) {
+    std::optional<TensorIndex> t = fg.lookupBuffer(operand);
+    if (!t || g.tensor(*t).space != ::lms::MemorySpace::Device)
+      continue;
+    bool borrowedArg = g.tensor(*t).producer == ::lms::kEntry &&
+                       g.tensor(*t).liveOut && !options.keepArgumentsResident;
+    bool isCopy = !returned.insert(*t).second || borrowedArg;
+    TensorIndex held = *t;
+    if (isCopy) {
+      if (copy >= terminator.outputs.size())
+        continue;
+      held = terminator.outputs[copy++];
+    }
+    if (slots[k])
+      tensors.push_back(held);
+  }
+  return tensors;
+}
+
 namespace mlir {
 namespace lms {
 
@@ -273,6 +343,15 @@ struct ArenaModelResult {
   uint64_t boundaryBytes = 0;
   /// Per tensor: whether the lowering makes it an allocation of its own.
   std::vector<uint8_t> own;
+  /// Per result of the function: whether its frame variant finds it in a
+  /// slot of the caller's arena (resultSlots); and what a call that passes
+  /// the slots counts for the callee (ArenaCall::ownExtraBytes).
+  SmallVector<bool> slots;
+  int64_t ownExtraWithSlotsBytes = 0;
+  /// Per op: the frame bytes of a call into a function with a model, or -1.
+  std::vector<int64_t> callFrames;
+  /// The calls whose results go into slots of the function's arena.
+  SmallVector<Operation *> slottedCalls;
 };
 
 /// Callees' models; none for a callee on a cycle of calls or whose graph
@@ -312,6 +391,7 @@ private:
     // Which ops are calls into the module, and what their callees hold.
     std::vector<std::optional<Result>> callees(g.numOps());
     std::vector<uint8_t> crossing(g.numTensors(), 0);
+    std::vector<CallOpInterface> callOps(g.numOps());
     for (OpIndex i = 0; i < static_cast<OpIndex>(g.numOps()); ++i) {
       auto call = dyn_cast<CallOpInterface>(fg.getOp(i));
       auto callee = call ? dyn_cast_or_null<FunctionOpInterface>(
@@ -319,10 +399,16 @@ private:
                          : FunctionOpInterface();
       if (!callee || callee.isExternal())
         continue;
-      for (TensorIndex t : g.op(i).inputs)
-        crossing[t] = 1;
-      for (TensorIndex t : g.op(i).outputs)
-        crossing[t] = 1;
+      // What the callee owns (and frees) crosses the call; a buffer it
+      // borrows stays the caller's, freed by it after the call, so it is
+      // carved like the caller's other buffers.
+      SmallVector<bool> borrowed = fg.borrowedCallOperands(call);
+      for (auto [operand, isBorrowed] :
+           llvm::zip_equal(call->getOperands(), borrowed))
+        if (!isBorrowed)
+          if (std::optional<TensorIndex> t = fg.lookupBuffer(operand))
+            crossing[*t] = 1;
+      callOps[i] = call;
       auto known = results.find(callee);
       if (known != results.end())
         callees[i] = known->second;
@@ -344,28 +430,140 @@ private:
         crossing[t] = 1;
     }
 
-    // The need itself is the graph core's (arenaNeed); here only which
-    // tensors the lowering carves and which ops are calls into carved
-    // callees.
-    std::vector<std::optional<::lms::ArenaCall>> calls(g.numOps());
-    for (auto [op, callee] : llvm::enumerate(callees))
-      if (callee)
-        calls[op] =
-            ::lms::ArenaCall{callee->need.arenaBytes,
-                             static_cast<int64_t>(callee->need.ownPeakBytes) -
-                                 static_cast<int64_t>(callee->boundaryBytes)};
+    // A call's results can go into slots of this function's arena when its
+    // callee has results to slot (every one it can) and each of them is a
+    // buffer of its own that this function frees; they are allocations of
+    // their own otherwise. Slots are held from the call's start (the
+    // callee may free its arguments before it makes its results), so they
+    // are chosen where the need is smaller: from all candidate calls
+    // slotted, each in turn unslotted where that lowers it.
+    std::vector<SmallVector<TensorIndex, 2>> candidates(g.numOps());
+    SmallVector<OpIndex> slottable;
+    for (OpIndex i = 0; i < static_cast<OpIndex>(g.numOps()); ++i) {
+      const std::optional<Result> &callee = callees[i];
+      if (!callOps[i] || !callee || !llvm::is_contained(callee->slots, true))
+        continue;
+      Operation *call = callOps[i].getOperation();
+      if (callee->slots.size() != call->getNumResults())
+        continue;
+      bool eligible = true;
+      for (unsigned k = 0; eligible && k < call->getNumResults(); ++k) {
+        if (!callee->slots[k])
+          continue;
+        Value value = call->getResult(k);
+        std::optional<TensorIndex> t = fg.lookupBuffer(value);
+        eligible = t && !crossing[*t] && fg.getAllocatingValue(*t) == value &&
+                   g.tensor(*t).space == ::lms::MemorySpace::Device;
+        if (eligible)
+          candidates[i].push_back(*t);
+      }
+      if (eligible)
+        slottable.push_back(i);
+      else
+        candidates[i].clear();
+    }
+    result.slots = resultSlots(fg, options);
+    uint64_t slottedBytes = 0;
+    std::vector<uint8_t> slotMarks(g.numTensors(), 0);
+    for (TensorIndex t : slotTensors(fg, options, result.slots)) {
+      slotMarks[t] = 1;
+      slottedBytes += g.tensor(t).bytes;
+    }
     ::lms::PlacementOptions placement;
     placement.alignment = options.alignment;
-    llvm::Expected<::lms::ArenaNeed> need = ::lms::arenaNeed(
-        g, ::lms::referencePlan(g), crossing, calls, placement);
-    if (!need) {
-      // Sizes past 2^62 in all: no arena holds them.
-      llvm::consumeError(need.takeError());
-      result.need.arenaBytes = uint64_t(1) << 62;
-    } else {
-      result.need = *need;
+    result.callFrames.assign(g.numOps(), -1);
+    // Which tensors are allocations of their own with the calls of
+    // `slotted` taking slots.
+    auto evaluateOwn = [&](const std::vector<uint8_t> &slotted,
+                           std::vector<uint8_t> &own) {
+      own = crossing;
+      for (OpIndex i = 0; i < static_cast<OpIndex>(g.numOps()); ++i)
+        if (callOps[i])
+          for (TensorIndex t : g.op(i).outputs)
+            if (!slotted[i] || !llvm::is_contained(candidates[i], t))
+              own[t] = 1;
+    };
+    // The need with the calls of `slotted` taking slots.
+    auto evaluate = [&](const std::vector<uint8_t> &slotted,
+                        std::vector<uint8_t> *own) -> ::lms::ArenaNeed {
+      std::vector<uint8_t> ownOrSlot;
+      evaluateOwn(slotted, ownOrSlot);
+      std::vector<std::optional<::lms::ArenaCall>> calls(g.numOps());
+      for (OpIndex i = 0; i < static_cast<OpIndex>(g.numOps()); ++i) {
+        if (!callOps[i])
+          continue;
+        const std::optional<Result> &callee = callees[i];
+        if (!callee)
+          continue;
+        ::lms::ArenaCall arenaCall;
+        arenaCall.frameBytes = callee->need.arenaBytes;
+        arenaCall.ownExtraBytes =
+            slotted[i] ? callee->ownExtraWithSlotsBytes
+                       : static_cast<int64_t>(callee->need.ownPeakBytes) -
+                             static_cast<int64_t>(callee->boundaryBytes);
+        if (slotted[i])
+          arenaCall.slots = candidates[i];
+        calls[i] = std::move(arenaCall);
+        result.callFrames[i] = static_cast<int64_t>(callee->need.arenaBytes);
+      }
+      if (own)
+        *own = ownOrSlot;
+      for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t)
+        if (slotMarks[t])
+          ownOrSlot[t] = ::lms::kCallerSlot;
+      llvm::Expected<::lms::ArenaNeed> need = ::lms::arenaNeed(
+          g, ::lms::referencePlan(g), ownOrSlot, calls, placement);
+      if (!need) {
+        // Sizes past 2^62 in all: no arena holds them.
+        llvm::consumeError(need.takeError());
+        ::lms::ArenaNeed none;
+        none.arenaBytes = uint64_t(1) << 62;
+        return none;
+      }
+      return *need;
+    };
+    std::vector<uint8_t> slotted(g.numOps(), 0);
+    std::vector<uint8_t> chosenOwn;
+    result.need = evaluate(slotted, &chosenOwn);
+    if (!slottable.empty()) {
+      std::vector<uint8_t> all = slotted;
+      for (OpIndex i : slottable)
+        all[i] = 1;
+      ::lms::ArenaNeed withAll = evaluate(all, nullptr);
+      if (withAll.totalBytes() < result.need.totalBytes()) {
+        slotted = std::move(all);
+        result.need = withAll;
+        bool changed = false;
+        // At most this many calls are tried one by one (each try places
+        // the function's buffers once).
+        constexpr size_t kTries = 32;
+        for (OpIndex i : ArrayRef<OpIndex>(slottable).take_front(kTries)) {
+          slotted[i] = 0;
+          ::lms::ArenaNeed without = evaluate(slotted, nullptr);
+          if (without.totalBytes() < result.need.totalBytes()) {
+            result.need = without;
+            changed = true;
+          } else {
+            slotted[i] = 1;
+          }
+        }
+        // The need of the choice (and which tensors it leaves their own).
+        if (changed)
+          result.need = evaluate(slotted, &chosenOwn);
+        else
+          evaluateOwn(slotted, chosenOwn);
+      }
     }
+    crossing = std::move(chosenOwn);
+    result.slottedCalls.clear();
+    for (OpIndex i : slottable)
+      if (slotted[i])
+        result.slottedCalls.push_back(fg.getOp(i));
     result.boundaryBytes = fg.getBoundaryBytes();
+    result.ownExtraWithSlotsBytes =
+        static_cast<int64_t>(result.need.ownPeakWithSlotsBytes) +
+        static_cast<int64_t>(slottedBytes) -
+        static_cast<int64_t>(result.boundaryBytes);
     result.own = std::move(crossing);
     return result;
   }
@@ -456,7 +654,15 @@ OwnAllocations mlir::lms::ownAllocations(const FunctionGraph &graph,
                                          const GraphOptions &options) {
   ArenaModel model(options);
   ArenaModel::Result result = model.of(graph);
-  return OwnAllocations{std::move(result.own), result.need.ownPeakBytes};
+  return OwnAllocations{std::move(result.own), result.need.ownPeakBytes,
+                        std::move(result.callFrames)};
+}
+
+ArenaSlots mlir::lms::arenaSlots(const FunctionGraph &graph,
+                                 const GraphOptions &options) {
+  ArenaModel model(options);
+  ArenaModel::Result result = model.of(graph);
+  return ArenaSlots{std::move(result.slots), std::move(result.slottedCalls)};
 }
 
 uint64_t mlir::lms::budgetedBytes(const FunctionGraph &graph,

@@ -119,6 +119,10 @@ struct ArenaCall {
   /// at its peak (negative when it frees arguments before it): in place of
   /// the op's transient bytes.
   int64_t ownExtraBytes = 0;
+  /// The results the call finds in slots of the caller's arena (allocated
+  /// with the call, before its frame); the others are allocations of their
+  /// own.
+  llvm::SmallVector<TensorIndex, 2> slots;
 };
 
 /// What a function needs when it is lowered with one arena (allocated at
@@ -129,13 +133,22 @@ struct ArenaNeed {
   uint64_t arenaBytes = 0;
   /// The most bytes of the other allocations alive at once.
   uint64_t ownPeakBytes = 0;
+  /// The same when the tensors marked kCallerSlot are placed by the caller
+  /// (in its arena, for the function's frame variant) and count nowhere
+  /// here.
+  uint64_t ownPeakWithSlotsBytes = 0;
   uint64_t totalBytes() const { return arenaBytes + ownPeakBytes; }
 };
 
+/// An `ownAllocation` value of arenaNeed: an allocation of its own (a result
+/// the function returns) that its frame variant finds in a slot of its
+/// caller's arena instead.
+constexpr uint8_t kCallerSlot = 2;
+
 /// The need of `plan` on `graph`: `ownAllocation[t]` says which tensors are
-/// allocations of their own (the rest are placed in the arena, in the order
-/// the plan allocates them; tensors resident on entry are always the
-/// caller's), `calls[op]` which ops are such calls. Fails as
+/// allocations of their own (nonzero; the rest are placed in the arena, in
+/// the order the plan allocates them; tensors resident on entry are always
+/// the caller's), `calls[op]` which ops are such calls. Fails as
 /// evaluatePlan does, or when the arena's sizes pass 2^62.
 llvm::Expected<ArenaNeed>
 arenaNeed(const Graph &graph, const Plan &plan,
@@ -155,9 +168,15 @@ arenaNeed(const Graph &graph, const Plan &plan,
 /// them as they are: the ops that produce them are not recomputable here,
 /// and a swap planner must be kept from offloading them
 /// (SwapOptions::valueAfterGap; the graph has no such mark).
+///
+/// `callFrames[op]`, where given (not negative), replaces the transient bytes
+/// of a call into a function with an arena model: what the call holds in
+/// the arena is its callee's frame (what the callee allocates on its own is
+/// in `ownPeakBytes`, ArenaCall::ownExtraBytes).
 Graph reserveOwnAllocations(const Graph &graph,
                             llvm::ArrayRef<uint8_t> ownAllocation,
-                            uint64_t ownPeakBytes);
+                            uint64_t ownPeakBytes,
+                            llvm::ArrayRef<int64_t> callFrames = {});
 
 /// A plan whose placement fits a budget.
 struct ArenaFit {

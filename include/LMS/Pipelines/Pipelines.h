@@ -40,7 +40,9 @@ struct LMSHostPipelineOptions
   PassOptions::Option<bool> arena{
       *this, "arena",
       llvm::cl::desc("Carve each function's device buffers out of one arena "
-                     "at planned offsets (--lms-carve-arena), and make the "
+                     "at planned offsets (--lms-carve-arena; a call's "
+                     "results in slots of its caller's arena where "
+                     "--lms-mark-arena-slots marks them), and make the "
                      "budget bound that arena when planning"),
       llvm::cl::init(false)};
 };
@@ -58,7 +60,9 @@ struct LMSGPUPipelineOptions
   PassOptions::Option<bool> arena{
       *this, "arena",
       llvm::cl::desc("Carve each function's device buffers out of one arena "
-                     "at planned offsets (--lms-carve-arena), and make the "
+                     "at planned offsets (--lms-carve-arena; a call's "
+                     "results in slots of its caller's arena where "
+                     "--lms-mark-arena-slots marks them), and make the "
                      "budget bound that arena when planning"),
       llvm::cl::init(false)};
   PassOptions::Option<std::string> chip{*this, "chip",

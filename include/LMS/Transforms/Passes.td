@@ -737,6 +737,40 @@ def LMSUploadConstants : Pass<"lms-upload-constants"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def LMSMarkArenaSlots : Pass<"lms-mark-arena-slots", "ModuleOp"> {
+  let summary = "Mark the results that go into slots of a caller's arena";
+  let description = [{
+    On tensor IR, before bufferization, records what the arena model
+    ([Arena.md](../Arena.md)) counts in slots of an arena, so that
+    `--lms-carve-arena` lowers exactly that:
+
+    - `lms.result_slots` (`array<i1>`, one entry per result) on a function
+      whose body allocates a buffer to return it (a result it computes, or
+      a copy it returns of a buffer returned twice or of an argument it
+      borrows): its frame variant can take that result from a slot of its
+      caller's arena instead of allocating it;
+    - `lms.slotted` on a call whose results go into slots of the calling
+      function's arena: the callee has results to slot, the caller frees
+      each of them itself, and the function's need (its arena plus its
+      allocations of their own) is smaller so. A slot is held from the
+      call's start, so a call whose callee frees its arguments before it
+      makes its results can need less without slots.
+
+    `--lms-host-pipeline` and `--lms-gpu-pipeline` run it with `arena=true`;
+    without the marks the results stay allocations of their own. Earlier
+    marks are replaced.
+
+    Example: `@main` frees the result of `@step`, which `@step` computes:
+
+    ```mlir
+    func.func @step(%x: tensor<4096xf32>) -> tensor<4096xf32>
+        attributes {lms.result_slots = array<i1: true>} {
+      ...
+    %r = call @step(%x) {lms.slotted} : (tensor<4096xf32>) -> tensor<4096xf32>
+    ```
+  }];
+}
+
 def LMSDeallocate : Pass<"lms-deallocate", "ModuleOp"> {
   let summary = "Free every buffer right after its last use, as the memory "
                 "analysis counts it";

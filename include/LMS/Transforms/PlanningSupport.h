@@ -79,9 +79,34 @@ uint64_t budgetedBytes(const FunctionGraph &graph, const GraphOptions &options);
 struct OwnAllocations {
   std::vector<uint8_t> own;
   uint64_t peakBytes = 0;
+  /// Per op: the frame a call into a function with an arena model holds in
+  /// the arena, or -1 (reserveOwnAllocations' callFrames).
+  std::vector<int64_t> callFrames;
 };
 OwnAllocations ownAllocations(const FunctionGraph &graph,
                               const GraphOptions &options);
+
+/// Per result of `graph`'s function: whether its buffer is one the function
+/// allocates itself to return it, which the function's frame variant takes
+/// from a slot of its caller's arena instead of allocating it
+/// (--lms-carve-arena). Returned copies (of a buffer
+/// returned twice, of a borrowed argument) are; an argument, a callee's
+/// result, a constant, a view smaller than its buffer and a buffer made by an
+/// op with regions (a loop's own) are not. Empty when the graph is not a
+/// function's body.
+SmallVector<bool> resultSlots(const FunctionGraph &graph,
+                              const GraphOptions &options);
+
+/// What the arena model of `graph`'s function takes from and gives to slots
+/// of an arena: its results that a frame variant takes from its caller's
+/// arena (resultSlots), and the calls of its body whose results go into
+/// slots of its own arena (where that lowers its need). Written into the IR
+/// by --lms-mark-arena-slots for --lms-carve-arena.
+struct ArenaSlots {
+  SmallVector<bool> results;
+  SmallVector<Operation *> calls;
+};
+ArenaSlots arenaSlots(const FunctionGraph &graph, const GraphOptions &options);
 
 class ArenaModel;
 

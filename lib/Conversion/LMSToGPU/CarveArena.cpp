@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LMS/Conversion/Passes.h"
+#include "LMS/Dialect/LMS/IR/LMSDialect.h"
 #include "LMS/Graph/Placement.h"
 #include "LMS/Graph/Units.h"
 
@@ -120,21 +121,32 @@ struct LMSCarveArenaPass
         variant.setPrivate();
         OpBuilder(func).insert(variant);
         symbols.insert(variant);
-        if (failed(carve(variant, symbols, std::nullopt, /*frame=*/true)))
+        if (failed(carve(variant, symbols, std::nullopt, /*frame=*/true))) {
           failedAny = true;
-        else if (auto bytes =
-                     variant->getAttrOfType<IntegerAttr>("lms.arena_bytes"))
-          frames[func] = {variant, static_cast<uint64_t>(bytes.getInt())};
-        else
-          variant.erase(); // nothing to carve: callers call the function
+        } else {
+          Frame frame;
+          if (auto bytes =
+                  variant->getAttrOfType<IntegerAttr>("lms.arena_bytes"))
+            frame = {variant, static_cast<uint64_t>(bytes.getInt())};
+          makeSlotted(func, variant, frame, symbols);
+          if (!frame.variant)
+            variant.erase(); // nothing to carve: callers call the function
+          if (frame.variant || frame.slotted)
+            frames[func] = frame;
+        }
       }
       if (failed(carve(func, symbols, limit, /*frame=*/false)))
         failedAny = true;
     }
+    // The marks are read: the functions keep none (their lowering packs
+    // several results into one).
+    for (auto func : module.getOps<func::FuncOp>())
+      func->removeAttr("lms.result_slots");
     // Variants no carved caller calls.
     for (auto &[func, frame] : frames)
-      if (SymbolTable::symbolKnownUseEmpty(frame.variant, module))
-        frame.variant.erase();
+      for (func::FuncOp variant : {frame.variant, frame.slotted})
+        if (variant && SymbolTable::symbolKnownUseEmpty(variant, module))
+          variant.erase();
     if (failedAny)
       signalPassFailure();
   }
@@ -154,9 +166,127 @@ struct LMSCarveArenaPass
 
   /// A function's frame variant and the frame it takes.
   struct Frame {
+    /// Null when the function carves nothing.
     func::FuncOp variant;
     uint64_t bytes = 0;
+    /// The variant that also takes the results in `slots` from slots of the
+    /// caller's arena (after the frame, one argument each), or null.
+    func::FuncOp slotted;
+    SmallVector<unsigned> slots;
   };
+
+  /// The gpu.alloc in `block` whose buffer `value` is (the allocation
+  /// itself, a loop's result carrying it, a view of all of it), or null.
+  static gpu::AllocOp allocationOf(Value value, Block &block) {
+    while (value) {
+      if (auto alloc = value.getDefiningOp<gpu::AllocOp>())
+        return alloc->getBlock() == &block ? alloc : gpu::AllocOp();
+      if (auto result = dyn_cast<OpResult>(value)) {
+        Operation *op = result.getOwner();
+        if (auto loop = dyn_cast<LoopLikeOpInterface>(op)) {
+          OpOperand *init = loop.getTiedLoopInit(result);
+          value = init ? init->get() : Value();
+          continue;
+        }
+        if (auto view = dyn_cast<ViewLikeOpInterface>(op)) {
+          value = view.getViewSource();
+          continue;
+        }
+      }
+      return gpu::AllocOp();
+    }
+    return gpu::AllocOp();
+  }
+
+  /// With `lms.result_slots` on `func` (--lms-mark-arena-slots: the results
+  /// the arena model counts in its caller's arena), a copy of `variant`
+  /// (carved with a frame, or carving nothing) that takes those results
+  /// from slots its caller passes: each result's allocation becomes a view
+  /// of its slot. Warns and makes none when a marked result is not a buffer
+  /// the function allocates whole for returning it.
+  void makeSlotted(func::FuncOp func, func::FuncOp variant, Frame &frame,
+                   SymbolTable &symbols) {
+    auto marks = func->getAttrOfType<DenseBoolArrayAttr>("lms.result_slots");
+    if (!marks || !variant.getBody().hasOneBlock() ||
+        static_cast<unsigned>(marks.size()) != variant.getNumResults())
+      return;
+    Block &body = variant.getBody().front();
+    auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+    if (!ret)
+      return;
+    SmallVector<unsigned> slots;
+    SmallVector<gpu::AllocOp> allocs;
+    for (auto [k, marked] : llvm::enumerate(marks.asArrayRef())) {
+      if (!marked)
+        continue;
+      Value returned = ret.getOperand(k);
+      gpu::AllocOp alloc = allocationOf(returned, body);
+      auto type = dyn_cast<MemRefType>(returned.getType());
+      std::optional<uint64_t> bytes = type ? staticBytes(type) : std::nullopt;
+      bool freed =
+          alloc && llvm::any_of(sameBuffer(alloc.getMemref()), [](Value v) {
+            return llvm::any_of(v.getUsers(), [](Operation *u) {
+              return isa<gpu::DeallocOp>(u);
+            });
+          });
+      if (!alloc || !bytes || alloc.getHostShared() ||
+          !alloc.getDynamicSizes().empty() ||
+          staticBytes(alloc.getType()) != bytes || freed ||
+          llvm::is_contained(allocs, alloc)) {
+        func.emitWarning() << "result " << k
+                           << " is not a buffer the function allocates to "
+                              "return it: it stays an allocation of its own "
+                              "(the arena model counted it in the caller's "
+                              "arena)";
+        return;
+      }
+      slots.push_back(static_cast<unsigned>(k));
+      allocs.push_back(alloc);
+    }
+    if (slots.empty())
+      return;
+    auto slotted = cast<func::FuncOp>(variant->clone());
+    slotted.setSymName((func.getSymName() + "_lms_frame_slots").str());
+    slotted.setPrivate();
+    OpBuilder(variant).insert(slotted);
+    symbols.insert(slotted);
+    // The allocations of the copy, by position in the body.
+    Block &copy = slotted.getBody().front();
+    DenseMap<Operation *, Operation *> cloned;
+    for (auto [original, clone] : llvm::zip(body, copy))
+      cloned[&original] = &clone;
+    OpBuilder b(func.getContext());
+    Type tokenType = gpu::AsyncTokenType::get(func.getContext());
+    for (gpu::AllocOp original : allocs) {
+      auto alloc = cast<gpu::AllocOp>(cloned[original]);
+      uint64_t bytes = *staticBytes(alloc.getType());
+      unsigned index = slotted.getNumArguments();
+      auto slotType =
+          MemRefType::get({static_cast<int64_t>(bytes)}, b.getIntegerType(8));
+      if (failed(slotted.insertArgument(index, slotType, DictionaryAttr(),
+                                        alloc.getLoc()))) {
+        slotted.erase();
+        return;
+      }
+      b.setInsertionPoint(alloc);
+      Location at = alloc.getLoc();
+      Value zero = arith::ConstantIndexOp::create(b, at, 0);
+      Value view = memref::ViewOp::create(b, at, alloc.getType(),
+                                          slotted.getArgument(index), zero,
+                                          ValueRange{});
+      if (Value token = alloc.getAsyncToken()) {
+        ValueRange deps = alloc.getAsyncDependencies();
+        token.replaceAllUsesWith(
+            deps.size() == 1
+                ? deps.front()
+                : gpu::WaitOp::create(b, at, tokenType, deps).getAsyncToken());
+      }
+      alloc.getMemref().replaceAllUsesWith(view);
+      alloc.erase();
+    }
+    frame.slotted = slotted;
+    frame.slots = std::move(slots);
+  }
   DenseMap<Operation *, Frame> frames;
 
   /// The runtime's notifications (lib/Runtime): (arena address, offset,
@@ -176,16 +306,27 @@ struct LMSCarveArenaPass
   }
 
   /// Whether `value` (a buffer, or a view of one) leaves the function's
-  /// control: returned, passed to a function of the module (which may free
-  /// its arguments), or freed anywhere but by `dealloc`.
+  /// control: returned, passed to a function of the module that may free
+  /// it, or freed anywhere but by `dealloc`. A function of the module frees
+  /// its arguments (the ownership rules of --lms-deallocate) except those it
+  /// borrows (`lms.borrowed`): a borrowed argument that does not leave the
+  /// callee's control either (checked the same way, through the calls it
+  /// makes) stays the caller's buffer, which it frees after the call.
   static bool escapes(Value value, gpu::DeallocOp dealloc,
                       SymbolTable &symbols) {
+    DenseSet<Value> checking;
+    return escapes(value, dealloc, symbols, checking);
+  }
+  static bool escapes(Value value, gpu::DeallocOp dealloc, SymbolTable &symbols,
+                      DenseSet<Value> &checking) {
+    if (!checking.insert(value).second)
+      return false; // on a cycle of calls: checked where it started
     SmallVector<Value> worklist = {value};
     while (!worklist.empty()) {
       Value current = worklist.pop_back_val();
       for (OpOperand &use : current.getUses()) {
         Operation *user = use.getOwner();
-        if (user == dealloc.getOperation())
+        if (dealloc && user == dealloc.getOperation())
           continue;
         if (isa<func::ReturnOp, gpu::DeallocOp, memref::DeallocOp>(user))
           return true;
@@ -195,10 +336,24 @@ struct LMSCarveArenaPass
           auto callee =
               symbol ? symbols.lookup<func::FuncOp>(symbol.getRootReference())
                      : func::FuncOp();
-          // An external function (printMemrefF32) only reads; a function
-          // with a body follows the ownership rules and may free it.
-          if (!callee || !callee.isExternal())
+          // An unknown callee may do anything.
+          if (!callee)
             return true;
+          // An external function (printMemrefF32) only reads.
+          if (!callee.isExternal()) {
+            unsigned first = call.getArgOperands().getBeginOperandIndex();
+            unsigned index = use.getOperandNumber() - first;
+            if (use.getOperandNumber() < first ||
+                index >= callee.getNumArguments() ||
+                !callee.getArgAttr(index, LMSDialect::getBorrowedAttrName()) ||
+                !callee.getBody().hasOneBlock() ||
+                escapes(callee.getArgument(index), gpu::DeallocOp(), symbols,
+                        checking))
+              return true;
+            // Its results are not the argument (a borrowed argument is
+            // returned as a copy).
+            continue;
+          }
         }
         // Whatever aliases it (views, casts) must not escape either.
         for (Value result : user->getResults())
@@ -273,8 +428,18 @@ struct LMSCarveArenaPass
                        *bytes, position[alloc], position[dealloc]});
       carved.push_back({alloc, dealloc, *bytes});
     }
-    // Calls to carved functions: their frames live while the call runs.
-    SmallVector<std::pair<func::CallOp, Frame>> calls;
+    // Calls to carved functions: their frames live while the call runs. A
+    // call whose callee takes its results from slots of this arena does so
+    // when this function frees each of them itself (as a buffer it
+    // allocated); the slots are allocated with the call, before its frame.
+    struct CarvedCall {
+      func::CallOp call;
+      Frame callee;
+      int frameLife = -1;
+      /// Per slot of the callee: its life and the release.
+      SmallVector<std::pair<unsigned, gpu::DeallocOp>> slots;
+    };
+    SmallVector<CarvedCall> calls;
     for (Operation &op : body) {
       auto call = dyn_cast<func::CallOp>(&op);
       auto callee =
@@ -282,9 +447,51 @@ struct LMSCarveArenaPass
       auto it = callee ? frames.find(callee) : frames.end();
       if (it == frames.end())
         continue;
-      lives.push_back({-1, static_cast<::lms::OpIndex>(calls.size()),
-                       it->second.bytes, position[call], position[call] + 1});
-      calls.push_back({call, it->second});
+      CarvedCall carvedCall{call, it->second, -1, {}};
+      SmallVector<gpu::DeallocOp> releases;
+      // The calls --lms-mark-arena-slots marked, as the arena model chose.
+      bool marked = call->hasAttr("lms.slotted");
+      bool slotted = marked && static_cast<bool>(it->second.slotted);
+      for (unsigned k : it->second.slots) {
+        if (!slotted)
+          break;
+        Value result = call.getResult(k);
+        gpu::DeallocOp dealloc;
+        unsigned deallocs = 0;
+        for (Value value : sameBuffer(result))
+          for (Operation *user : value.getUsers())
+            if (auto free = dyn_cast<gpu::DeallocOp>(user)) {
+              dealloc = free;
+              ++deallocs;
+            }
+        slotted = deallocs == 1 && dealloc->getBlock() == &body &&
+                  position[dealloc] > position[call] &&
+                  staticBytes(cast<MemRefType>(result.getType())) &&
+                  !escapes(result, dealloc, symbols);
+        releases.push_back(dealloc);
+      }
+      if (marked && !slotted)
+        call.emitWarning() << "the results of the call stay allocations of "
+                              "their own (the arena model counted them in "
+                              "slots of this function's arena)";
+      if (slotted) {
+        for (auto [k, dealloc] : llvm::zip(it->second.slots, releases)) {
+          carvedCall.slots.push_back(
+              {static_cast<unsigned>(lives.size()), dealloc});
+          lives.push_back(
+              {-1, static_cast<::lms::OpIndex>(calls.size()),
+               *staticBytes(cast<MemRefType>(call.getResult(k).getType())),
+               position[call], position[dealloc]});
+        }
+      } else if (!it->second.variant) {
+        continue; // the function itself: nothing to pass
+      }
+      if (it->second.variant) {
+        carvedCall.frameLife = static_cast<int>(lives.size());
+        lives.push_back({-1, static_cast<::lms::OpIndex>(calls.size()),
+                         it->second.bytes, position[call], position[call] + 1});
+      }
+      calls.push_back(std::move(carvedCall));
     }
     if (carved.empty() && calls.empty())
       return success();
@@ -391,21 +598,49 @@ struct LMSCarveArenaPass
                 .getAsyncToken());
       dealloc.erase();
     }
-    // Each call to a carved function passes its frame.
-    for (auto [k, entry] : llvm::enumerate(calls)) {
-      auto [call, callee] = entry;
+    // Each call to a carved function passes its frame, and its slots when
+    // it takes them: acquired before the call, released where this
+    // function freed the result.
+    for (CarvedCall &entry : calls) {
+      func::CallOp call = entry.call;
+      Location at = call.getLoc();
       b.setInsertionPoint(call);
-      Value offset = arith::ConstantIndexOp::create(
-          b, call.getLoc(),
-          static_cast<int64_t>(placement->offsets[carved.size() + k]));
-      auto frameType = MemRefType::get({static_cast<int64_t>(callee.bytes)},
-                                       b.getIntegerType(8));
-      Value slice = memref::ViewOp::create(b, call.getLoc(), frameType, arena,
-                                           offset, ValueRange{});
       SmallVector<Value> operands(call.getOperands());
-      operands.push_back(slice);
-      auto replacement =
-          func::CallOp::create(b, call.getLoc(), callee.variant, operands);
+      if (entry.frameLife >= 0) {
+        Value offset = arith::ConstantIndexOp::create(
+            b, at, static_cast<int64_t>(placement->offsets[entry.frameLife]));
+        auto frameType = MemRefType::get(
+            {static_cast<int64_t>(entry.callee.bytes)}, b.getIntegerType(8));
+        operands.push_back(memref::ViewOp::create(b, at, frameType, arena,
+                                                  offset, ValueRange{}));
+      }
+      for (auto [life, dealloc] : entry.slots) {
+        uint64_t bytes = lives[life].bytes;
+        Value offset = arith::ConstantIndexOp::create(
+            b, at, static_cast<int64_t>(placement->offsets[life]));
+        auto slotType =
+            MemRefType::get({static_cast<int64_t>(bytes)}, b.getIntegerType(8));
+        operands.push_back(memref::ViewOp::create(b, at, slotType, arena,
+                                                  offset, ValueRange{}));
+        notify("lmsArenaAcquire", at, offset, bytes);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(dealloc);
+        if (!dealloc.getAsyncDependencies().empty())
+          gpu::WaitOp::create(b, dealloc.getLoc(), Type(),
+                              dealloc.getAsyncDependencies());
+        Value releaseOffset = arith::ConstantIndexOp::create(
+            b, dealloc.getLoc(),
+            static_cast<int64_t>(placement->offsets[life]));
+        notify("lmsArenaRelease", dealloc.getLoc(), releaseOffset, bytes);
+        if (Value token = dealloc.getAsyncToken())
+          token.replaceAllUsesWith(
+              gpu::WaitOp::create(b, dealloc.getLoc(), tokenType, ValueRange{})
+                  .getAsyncToken());
+        dealloc.erase();
+      }
+      func::FuncOp target =
+          entry.slots.empty() ? entry.callee.variant : entry.callee.slotted;
+      auto replacement = func::CallOp::create(b, at, target, operands);
       call.replaceAllUsesWith(replacement.getResults());
       call.erase();
     }

@@ -12,6 +12,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -176,10 +177,23 @@ LogicalResult LMSDialect::verifyOperationAttribute(Operation *op,
                    << value;
   }
   if (name == "lms.copy" || name == "lms.resident_constants" ||
-      name == "lms.uploaded_at_entry" || name == "lms.borrowed") {
+      name == "lms.uploaded_at_entry" || name == "lms.borrowed" ||
+      name == "lms.slotted") {
     if (isa<UnitAttr>(value))
       return success();
     return error() << "'" << name << "' must be a unit attribute";
+  }
+  if (name == "lms.result_slots") {
+    // Written by --lms-mark-arena-slots: one entry per function result.
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    auto slots = dyn_cast<DenseBoolArrayAttr>(value);
+    if (function && slots &&
+        static_cast<unsigned>(slots.size()) == function.getNumResults())
+      return success();
+    return error() << "'" << name
+                   << "' must be an array<i1> with one entry per result of "
+                      "the function it is on, got "
+                   << value;
   }
   return error() << "unknown attribute '" << name << "' of the lms dialect";
 }

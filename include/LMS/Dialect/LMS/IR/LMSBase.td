@@ -50,6 +50,8 @@ def LMS_Dialect : Dialect {
     | `lms.original` | an op | i64 id: the op has copies marked `lms.rederived` with this id |
     | `lms.copy` | `bufferization.alloc_tensor` | unit: a copy bufferization would make, made explicit by the planning passes |
     | `lms.borrowed` | a function argument | unit: the function borrows it (never frees or writes it) |
+    | `lms.result_slots` | a function | `array<i1>`, one per result: the results its frame variant takes from a slot of the caller's arena (written by `--lms-mark-arena-slots`, read by `--lms-carve-arena`) |
+    | `lms.slotted` | a call | unit: the call's results go into slots of the calling function's arena (written by `--lms-mark-arena-slots`, read by `--lms-carve-arena`) |
     | `lms.resident_constants` | the module | unit: constants stay resident from entry to the end |
     | `lms.uploaded_at_entry` | an op | unit: part of the upload of a resident constant |
   }];
@@ -74,6 +76,12 @@ def LMS_Dialect : Dialect {
     /// Name of the attribute that overrides the cost model for one op.
     static constexpr ::llvm::StringLiteral getCostAttrName() {
       return ::llvm::StringLiteral("lms.cost");
+    }
+    /// Name of the argument attribute of a function that borrows that
+    /// argument from its callers: it neither frees nor writes it, the caller
+    /// frees it after the call.
+    static constexpr ::llvm::StringLiteral getBorrowedAttrName() {
+      return ::llvm::StringLiteral("lms.borrowed");
     }
   }];
 }
