@@ -21,13 +21,21 @@
 using namespace mlir;
 using namespace mlir::lms;
 
+/// The allocation granularity of the LMS runtime (both backends round every
+/// device allocation up to it): a pipeline that lowers plans with it, so
+/// that what the planner counts is what the runtime allocates.
+static constexpr uint64_t kRuntimeAlignment = 256;
+
 /// Recompute inlining, bufferization (function boundaries, identity layouts)
 /// and deallocation after the last use.
 static void addBufferization(OpPassManager &pm, bool arena) {
   // What the arena model counts in the caller's arena, recorded for
   // --lms-carve-arena while the IR is the one the analyses saw.
-  if (arena)
-    pm.addPass(createLMSMarkArenaSlots());
+  if (arena) {
+    LMSMarkArenaSlotsOptions slots;
+    slots.alignment = kRuntimeAlignment;
+    pm.addPass(createLMSMarkArenaSlots(slots));
+  }
   pm.addPass(createLMSInlineRecomputes());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -37,11 +45,6 @@ static void addBufferization(OpPassManager &pm, bool arena) {
   pm.addPass(createLMSUploadConstants());
   pm.addPass(createLMSDeallocate());
 }
-
-/// The allocation granularity of the LMS runtime (both backends round every
-/// device allocation up to it): a pipeline that lowers plans with it, so
-/// that what the planner counts is what the runtime allocates.
-static constexpr uint64_t kRuntimeAlignment = 256;
 
 /// How the lowering holds device buffers: each its own allocation, or one
 /// arena per function (with the budget it must fit, when in bytes).

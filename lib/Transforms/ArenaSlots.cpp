@@ -34,10 +34,12 @@ namespace {
 
 struct LMSMarkArenaSlotsPass
     : public mlir::lms::impl::LMSMarkArenaSlotsBase<LMSMarkArenaSlotsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<GraphOptions> options =
-        makeGraphOptions(module, /*alignment=*/1, /*dynamicBytes=*/"",
+        makeGraphOptions(module, alignment, dynamicBytes,
                          /*keepArguments=*/false);
     if (failed(options))
       return signalPassFailure();

@@ -756,9 +756,11 @@ def LMSMarkArenaSlots : Pass<"lms-mark-arena-slots", "ModuleOp"> {
       call's start, so a call whose callee frees its arguments before it
       makes its results can need less without slots.
 
-    `--lms-host-pipeline` and `--lms-gpu-pipeline` run it with `arena=true`;
-    without the marks the results stay allocations of their own. Earlier
-    marks are replaced.
+    `--lms-host-pipeline` and `--lms-gpu-pipeline` run it with `arena=true`
+    and the runtime's alignment (256 bytes; the choice depends on the
+    placement, so an analysis that predicts the lowering uses the same
+    alignment); without the marks the results stay allocations of their
+    own. Earlier marks are replaced.
 
     Example: `@main` frees the result of `@step`, which `@step` computes:
 
@@ -769,6 +771,10 @@ def LMSMarkArenaSlots : Pass<"lms-mark-arena-slots", "ModuleOp"> {
     %r = call @step(%x) {lms.slotted} : (tensor<4096xf32>) -> tensor<4096xf32>
     ```
   }];
+  let options = [
+    LMSAlignmentOption,
+    LMSDynamicBytesOption
+  ];
 }
 
 def LMSDeallocate : Pass<"lms-deallocate", "ModuleOp"> {
