@@ -4,8 +4,11 @@
 # backend's unit tests and the `cuda-device` lit tests), and measures pinned
 # vs pageable host<->device bandwidth and the overlap of copies with a compute
 # kernel. Prints a summary; writes logs and JSON to build/gpu-check/. Works
-# without MLIR on the machine too: then only the runtime and its smoke test
-# are built, with g++ directly. Finishes in a few minutes on an H200.
+# without MLIR on the machine too: then the runtime and its smoke test are
+# built with g++ directly, the CUDA unit tests run if build/ holds them, and
+# the GPU execution checks that scripts/gpu-aot.sh compiled ahead of time
+# (build/gpu-aot/) run in place of the lit tests. Finishes in a few minutes
+# on an H200.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/build/gpu-check"
@@ -37,6 +40,12 @@ if [ -d /usr/lib/llvm-22/lib/cmake/mlir ] && command -v ninja >/dev/null; then
   runtime="$root/build/lib/liblms_runtime.so"
 else
   echo "(no MLIR 22 here: building the runtime alone with g++)"
+  # The CUDA backend's unit tests, built where MLIR is (carried here with
+  # build/lib/liblms_runtime.so).
+  if [ -x "$root/build/unittests/Runtime/LMSRuntimeCudaTests" ]; then
+    step cuda-unit-tests env LD_LIBRARY_PATH="$root/build/lib" \
+      "$root/build/unittests/Runtime/LMSRuntimeCudaTests"
+  fi
   runtime="$out/liblms_runtime.so"
   step build-runtime g++ -std=c++17 -O2 -shared -fPIC -fvisibility=hidden \
     -DLMS_RUNTIME_WITH_CUDA -I"$root/include" -I"$cuda/include" \
@@ -82,6 +91,25 @@ step runtime-smoke-test bash -c "g++ -std=c++17 -O2 '$out/smoke.cpp' '$runtime' 
 step copy-bandwidth bash -c "'$cuda/bin/nvcc' -O2 -o '$out/copy-bandwidth' \
   '$root/bench/gpu/copy_bandwidth.cu' && '$out/copy-bandwidth' --json \
   '$out/copy-bandwidth.json'"
+
+# The GPU execution checks compiled ahead of time by scripts/gpu-aot.sh
+# where MLIR is: the same values as the host pipeline, and each planned
+# variant within its budget, measured == analysed, without leaks.
+aot="$root/build/gpu-aot"
+if [ -d "$aot" ]; then
+  checks="$root/test/Integration/Inputs"
+  for exe in "$aot"/mlp-*; do
+    name=${exe##*/mlp-}
+    stats="$out/aot-$name.json"
+    command="LMS_RUNTIME=cuda LMS_RUNTIME_STATS='$stats' '$exe' > '$out/aot-$name.out' && \
+      python3 '$checks/compare_outputs.py' '$aot/expected.out' '$out/aot-$name.out' && cat '$stats'"
+    case $name in
+      swaps) command+=" && python3 '$checks/check_stats.py' '$stats' --max-peak 100000 --analysis '$aot/swaps.analysis.json' --function main --no-leaks --min-h2d 1" ;;
+      arena) command+=" && python3 '$checks/check_stats.py' '$stats' --max-peak 233472 --analysis '$aot/arena.analysis.json' --function main --arena --no-leaks" ;;
+    esac
+    step "aot-$name" bash -c "$command"
+  done
+fi
 
 echo
 echo "| step | result |"
