@@ -32,7 +32,7 @@ while IFS='|' read -r name options planning; do
   "$bin/llc" -O2 -filetype=obj -relocation-model=pic "$out/$name.ll" \
     -o "$out/$name.o"
   cc "$out/$name.o" "$out/aot_main.o" -L"$out" -llms_runtime -lm \
-    -Wl,-rpath,'$ORIGIN' -o "$out/mlp-$name"
+    -rdynamic -Wl,-rpath,'$ORIGIN' -o "$out/mlp-$name"
   if [ "$planning" != none ]; then
     "$opt" "$out/mlp.mlir" "--$planning" -o "$out/$name.planned.mlir"
     "$opt" "$out/$name.planned.mlir" \

@@ -8,7 +8,8 @@ void printMemrefF32(int64_t rank, void *descriptor) {
   int64_t offset = rest[0];
   int64_t *sizes = rest + 1, *strides = rest + 1 + rank;
   int64_t count = 1;
-  for (int64_t d = 0; d < rank; ++d) count *= sizes[d];
+  for (int64_t d = 0; d < rank; ++d)
+    count *= sizes[d];
   printf("Unranked Memref base@ = %p rank = %lld data = \n[", (void *)ptrs[1],
          (long long)rank);
   for (int64_t i = 0; i < count; ++i) {
@@ -22,4 +23,7 @@ void printMemrefF32(int64_t rank, void *descriptor) {
   printf("]\n");
 }
 void lms_main(void);
-int main(void) { lms_main(); return 0; }
+int main(void) {
+  lms_main();
+  return 0;
+}

@@ -7,13 +7,16 @@
 
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -147,6 +150,46 @@ struct DropCompileTimesPass
 };
 } // namespace
 
+namespace {
+/// Puts each linalg op on buffers that has no parallel loop (a full
+/// reduction, an op on 0-d buffers) into a parallel loop of one iteration,
+/// so that it becomes a kernel of one thread: lowered as it is, its loops
+/// stay sequential host code, which reads device buffers on the host (a
+/// segmentation fault on a GPU, where device memory is not host memory; the
+/// emulated device could not tell). Ops already inside a parallel loop or a
+/// kernel are left alone.
+struct ReductionsToKernelsPass
+    : public PassWrapper<ReductionsToKernelsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ReductionsToKernelsPass)
+  StringRef getArgument() const override { return "lms-reductions-to-kernels"; }
+  StringRef getDescription() const override {
+    return "Put linalg ops without parallel loops into a one-iteration "
+           "scf.parallel (a one-thread kernel)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, scf::SCFDialect>();
+  }
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.hasPureBufferSemantics() && op.getNumParallelLoops() == 0 &&
+          !op->getParentOfType<scf::ParallelOp>() &&
+          !op->getParentOfType<gpu::LaunchOp>())
+        ops.push_back(op);
+    });
+    for (linalg::LinalgOp op : ops) {
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      auto parallel = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                              ValueRange{one}, ValueRange{one});
+      op->moveBefore(parallel.getBody()->getTerminator());
+    }
+  }
+};
+} // namespace
+
 /// Compute in GPU kernels: linalg to parallel loops to gpu.launch before the
 /// lms ops are lowered, so that a kernel reading a swapped-in buffer waits
 /// for the copy on its own stream; then upstream's NVVM pipeline.
@@ -155,6 +198,7 @@ static void addGPULowering(OpPassManager &pm, const std::string &chip,
                            const std::string &format,
                            const ArenaLowering &arena = {}) {
   addBufferization(pm, arena.enabled);
+  pm.addNestedPass<func::FuncOp>(std::make_unique<ReductionsToKernelsPass>());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addPass(createConvertParallelLoopToGpuPass());

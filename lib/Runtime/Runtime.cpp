@@ -207,8 +207,23 @@ void writeStatsAtExit() {
     lmsRuntimeWriteStats(path);
 }
 
+/// Set when the backend is destroyed at exit. A program compiled ahead of
+/// time unloads its GPU modules in a global destructor (llvm.global_dtors),
+/// which runs after the runtime's static objects are gone; by then the
+/// process is ending and the driver unloads them itself.
+std::atomic<bool> backendGone{false};
+
+/// The backend, destroyed at exit after backendGone is set.
+struct BackendHolder {
+  std::unique_ptr<Backend> backend;
+  ~BackendHolder() {
+    backendGone = true;
+    backend.reset();
+  }
+};
+
 Backend &backend() {
-  static std::unique_ptr<Backend> instance = [] {
+  static BackendHolder holder{[] {
     const char *choice = std::getenv("LMS_RUNTIME");
     std::string name = choice ? choice : "";
     if (name == "emulated")
@@ -226,12 +241,12 @@ Backend &backend() {
     std::fprintf(stderr, "lms runtime: no GPU found, using the emulated "
                          "device (set LMS_RUNTIME=emulated to silence this)\n");
     return createEmulatedBackend();
-  }();
+  }()};
   // Registered after the backend exists, so it runs before the backend is
   // destroyed.
   static bool atExit = (std::atexit(writeStatsAtExit), true);
   (void)atExit;
-  return *instance;
+  return *holder.backend;
 }
 
 /// The copies issued into or out of each staging buffer in use: an event
@@ -443,6 +458,8 @@ LMS_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
   return backend().moduleLoadJIT(data, optLevel);
 }
 LMS_EXPORT void mgpuModuleUnload(void *module) {
+  if (backendGone)
+    return; // at exit, after the backend (see backendGone)
   backend().moduleUnload(module);
 }
 LMS_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
