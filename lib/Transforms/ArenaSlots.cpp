@@ -8,6 +8,7 @@
 
 #include "LMS/Analysis/FunctionGraph.h"
 #include "LMS/Analysis/Options.h"
+#include "LMS/Dialect/LMS/IR/LMSDialect.h"
 #include "LMS/Transforms/Passes.h"
 #include "LMS/Transforms/PlanningSupport.h"
 
@@ -27,8 +28,10 @@ using namespace mlir;
 using namespace mlir::lms;
 
 /// The attributes --lms-carve-arena reads.
-static constexpr llvm::StringLiteral kResultSlotsAttr = "lms.result_slots";
-static constexpr llvm::StringLiteral kSlottedCallAttr = "lms.slotted";
+static constexpr llvm::StringLiteral kResultSlotsAttr =
+    LMSDialect::getResultSlotsAttrName();
+static constexpr llvm::StringLiteral kSlottedCallAttr =
+    LMSDialect::getSlottedAttrName();
 
 namespace {
 

@@ -40,6 +40,7 @@
 #ifndef LMS_ANALYSIS_FUNCTIONGRAPH_H
 #define LMS_ANALYSIS_FUNCTIONGRAPH_H
 
+#include "LMS/Dialect/LMS/IR/LMSDialect.h"
 #include "LMS/Graph/Graph.h"
 
 #include "mlir/IR/Operation.h"
@@ -60,7 +61,8 @@ namespace lms {
 /// Argument attribute of a function that borrows that argument from its
 /// callers: the function neither frees nor writes it, the caller frees it
 /// after the call.
-constexpr llvm::StringLiteral kBorrowedArgAttr = "lms.borrowed";
+constexpr llvm::StringLiteral kBorrowedArgAttr =
+    LMSDialect::getBorrowedAttrName();
 
 /// Per op: One-Shot Bufferize's in-place decision for each operand (1 in
 /// place, 0 a copy, -1 not a tensor operand).

@@ -57,6 +57,37 @@ std::optional<uint64_t> staticBytes(MemRefType type) {
   return bytes;
 }
 
+/// The deallocations of `buffer` (or of a view or loop result of it):
+/// the last one found and how many there are.
+std::pair<gpu::DeallocOp, unsigned> deallocsOf(ArrayRef<Value> sameBuffer) {
+  gpu::DeallocOp dealloc;
+  unsigned count = 0;
+  for (Value value : sameBuffer)
+    for (Operation *user : value.getUsers())
+      if (auto free = dyn_cast<gpu::DeallocOp>(user)) {
+        dealloc = free;
+        ++count;
+      }
+  return {dealloc, count};
+}
+
+/// Replaces `alloc` by `view` (of an arena, a frame or a slot): what waited
+/// for the allocation waits for its dependency (the lowering gives each
+/// async op one), or for nothing.
+void replaceAllocation(OpBuilder &b, gpu::AllocOp alloc, Value view) {
+  if (Value token = alloc.getAsyncToken()) {
+    ValueRange deps = alloc.getAsyncDependencies();
+    token.replaceAllUsesWith(
+        deps.size() == 1 ? deps.front()
+                         : gpu::WaitOp::create(
+                               b, alloc.getLoc(),
+                               gpu::AsyncTokenType::get(b.getContext()), deps)
+                               .getAsyncToken());
+  }
+  alloc.getMemref().replaceAllUsesWith(view);
+  alloc.erase();
+}
+
 struct LMSCarveArenaPass
     : public mlir::lms::impl::LMSCarveArenaBase<LMSCarveArenaPass> {
   using Base::Base;
@@ -141,7 +172,7 @@ struct LMSCarveArenaPass
     // The marks are read: the functions keep none (their lowering packs
     // several results into one).
     for (auto func : module.getOps<func::FuncOp>())
-      func->removeAttr("lms.result_slots");
+      func->removeAttr(LMSDialect::getResultSlotsAttrName());
     // Variants no carved caller calls.
     for (auto &[func, frame] : frames)
       for (func::FuncOp variant : {frame.variant, frame.slotted})
@@ -206,7 +237,8 @@ struct LMSCarveArenaPass
   /// the function allocates whole for returning it.
   void makeSlotted(func::FuncOp func, func::FuncOp variant, Frame &frame,
                    SymbolTable &symbols) {
-    auto marks = func->getAttrOfType<DenseBoolArrayAttr>("lms.result_slots");
+    auto marks = func->getAttrOfType<DenseBoolArrayAttr>(
+        LMSDialect::getResultSlotsAttrName());
     if (!marks || !variant.getBody().hasOneBlock() ||
         static_cast<unsigned>(marks.size()) != variant.getNumResults())
       return;
@@ -223,12 +255,7 @@ struct LMSCarveArenaPass
       gpu::AllocOp alloc = allocationOf(returned, body);
       auto type = dyn_cast<MemRefType>(returned.getType());
       std::optional<uint64_t> bytes = type ? staticBytes(type) : std::nullopt;
-      bool freed =
-          alloc && llvm::any_of(sameBuffer(alloc.getMemref()), [](Value v) {
-            return llvm::any_of(v.getUsers(), [](Operation *u) {
-              return isa<gpu::DeallocOp>(u);
-            });
-          });
+      bool freed = alloc && deallocsOf(sameBuffer(alloc.getMemref())).second;
       if (!alloc || !bytes || alloc.getHostShared() ||
           !alloc.getDynamicSizes().empty() ||
           staticBytes(alloc.getType()) != bytes || freed ||
@@ -256,7 +283,6 @@ struct LMSCarveArenaPass
     for (auto [original, clone] : llvm::zip(body, copy))
       cloned[&original] = &clone;
     OpBuilder b(func.getContext());
-    Type tokenType = gpu::AsyncTokenType::get(func.getContext());
     for (gpu::AllocOp original : allocs) {
       auto alloc = cast<gpu::AllocOp>(cloned[original]);
       uint64_t bytes = *staticBytes(alloc.getType());
@@ -271,18 +297,10 @@ struct LMSCarveArenaPass
       b.setInsertionPoint(alloc);
       Location at = alloc.getLoc();
       Value zero = arith::ConstantIndexOp::create(b, at, 0);
-      Value view = memref::ViewOp::create(b, at, alloc.getType(),
-                                          slotted.getArgument(index), zero,
-                                          ValueRange{});
-      if (Value token = alloc.getAsyncToken()) {
-        ValueRange deps = alloc.getAsyncDependencies();
-        token.replaceAllUsesWith(
-            deps.size() == 1
-                ? deps.front()
-                : gpu::WaitOp::create(b, at, tokenType, deps).getAsyncToken());
-      }
-      alloc.getMemref().replaceAllUsesWith(view);
-      alloc.erase();
+      replaceAllocation(b, alloc,
+                        memref::ViewOp::create(b, at, alloc.getType(),
+                                               slotted.getArgument(index), zero,
+                                               ValueRange{}));
     }
     frame.slotted = slotted;
     frame.slots = std::move(slots);
@@ -412,14 +430,7 @@ struct LMSCarveArenaPass
       std::optional<uint64_t> bytes = staticBytes(alloc.getType());
       if (!bytes)
         continue;
-      gpu::DeallocOp dealloc;
-      unsigned deallocs = 0;
-      for (Value value : sameBuffer(alloc.getMemref()))
-        for (Operation *user : value.getUsers())
-          if (auto free = dyn_cast<gpu::DeallocOp>(user)) {
-            dealloc = free;
-            ++deallocs;
-          }
+      auto [dealloc, deallocs] = deallocsOf(sameBuffer(alloc.getMemref()));
       if (deallocs != 1 || dealloc->getBlock() != &body ||
           position[dealloc] < position[alloc] ||
           escapes(alloc.getMemref(), dealloc, symbols))
@@ -450,20 +461,13 @@ struct LMSCarveArenaPass
       CarvedCall carvedCall{call, it->second, -1, {}};
       SmallVector<gpu::DeallocOp> releases;
       // The calls --lms-mark-arena-slots marked, as the arena model chose.
-      bool marked = call->hasAttr("lms.slotted");
+      bool marked = call->hasAttr(LMSDialect::getSlottedAttrName());
       bool slotted = marked && static_cast<bool>(it->second.slotted);
       for (unsigned k : it->second.slots) {
         if (!slotted)
           break;
         Value result = call.getResult(k);
-        gpu::DeallocOp dealloc;
-        unsigned deallocs = 0;
-        for (Value value : sameBuffer(result))
-          for (Operation *user : value.getUsers())
-            if (auto free = dyn_cast<gpu::DeallocOp>(user)) {
-              dealloc = free;
-              ++deallocs;
-            }
+        auto [dealloc, deallocs] = deallocsOf(sameBuffer(result));
         slotted = deallocs == 1 && dealloc->getBlock() == &body &&
                   position[dealloc] > position[call] &&
                   staticBytes(cast<MemRefType>(result.getType())) &&
@@ -563,6 +567,20 @@ struct LMSCarveArenaPass
       func::CallOp::create(b, at, name, TypeRange{},
                            ValueRange{arenaAddress, offset, size});
     };
+    // In place of `dealloc` (at the builder's point): what it was ordered
+    // after is done on the host before the bytes can be reused, and its
+    // token is a completed one.
+    auto release = [&](gpu::DeallocOp dealloc, Value offset, uint64_t bytes) {
+      Location at = dealloc.getLoc();
+      if (!dealloc.getAsyncDependencies().empty())
+        gpu::WaitOp::create(b, at, Type(), dealloc.getAsyncDependencies());
+      notify("lmsArenaRelease", at, offset, bytes);
+      if (Value token = dealloc.getAsyncToken())
+        token.replaceAllUsesWith(
+            gpu::WaitOp::create(b, at, tokenType, ValueRange{})
+                .getAsyncToken());
+      dealloc.erase();
+    };
     for (auto [i, buffer] : llvm::enumerate(carved)) {
       gpu::AllocOp alloc = buffer.alloc;
       b.setInsertionPoint(alloc);
@@ -572,31 +590,9 @@ struct LMSCarveArenaPass
       Value view = memref::ViewOp::create(b, at, alloc.getType(), arena, offset,
                                           ValueRange{});
       notify("lmsArenaAcquire", at, offset, buffer.bytes);
-      // What waited for the allocation waits for its dependency (the
-      // lowering gives each async op one), or for nothing.
-      if (Value token = alloc.getAsyncToken()) {
-        ValueRange deps = alloc.getAsyncDependencies();
-        token.replaceAllUsesWith(
-            deps.size() == 1
-                ? deps.front()
-                : gpu::WaitOp::create(b, at, tokenType, deps).getAsyncToken());
-      }
-      alloc.getMemref().replaceAllUsesWith(view);
-      alloc.erase();
-
-      // The release: what the dealloc was ordered after is done on the host
-      // before the bytes can be reused; its token is a completed one.
-      gpu::DeallocOp dealloc = buffer.dealloc;
-      b.setInsertionPoint(dealloc);
-      if (!dealloc.getAsyncDependencies().empty())
-        gpu::WaitOp::create(b, dealloc.getLoc(), Type(),
-                            dealloc.getAsyncDependencies());
-      notify("lmsArenaRelease", dealloc.getLoc(), offset, buffer.bytes);
-      if (Value token = dealloc.getAsyncToken())
-        token.replaceAllUsesWith(
-            gpu::WaitOp::create(b, dealloc.getLoc(), tokenType, ValueRange{})
-                .getAsyncToken());
-      dealloc.erase();
+      replaceAllocation(b, alloc, view);
+      b.setInsertionPoint(buffer.dealloc);
+      release(buffer.dealloc, offset, buffer.bytes);
     }
     // Each call to a carved function passes its frame, and its slots when
     // it takes them: acquired before the call, released where this
@@ -625,18 +621,11 @@ struct LMSCarveArenaPass
         notify("lmsArenaAcquire", at, offset, bytes);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(dealloc);
-        if (!dealloc.getAsyncDependencies().empty())
-          gpu::WaitOp::create(b, dealloc.getLoc(), Type(),
-                              dealloc.getAsyncDependencies());
-        Value releaseOffset = arith::ConstantIndexOp::create(
-            b, dealloc.getLoc(),
-            static_cast<int64_t>(placement->offsets[life]));
-        notify("lmsArenaRelease", dealloc.getLoc(), releaseOffset, bytes);
-        if (Value token = dealloc.getAsyncToken())
-          token.replaceAllUsesWith(
-              gpu::WaitOp::create(b, dealloc.getLoc(), tokenType, ValueRange{})
-                  .getAsyncToken());
-        dealloc.erase();
+        release(dealloc,
+                arith::ConstantIndexOp::create(
+                    b, dealloc.getLoc(),
+                    static_cast<int64_t>(placement->offsets[life])),
+                bytes);
       }
       func::FuncOp target =
           entry.slots.empty() ? entry.callee.variant : entry.callee.slotted;

@@ -177,13 +177,13 @@ LogicalResult LMSDialect::verifyOperationAttribute(Operation *op,
                    << value;
   }
   if (name == "lms.copy" || name == "lms.resident_constants" ||
-      name == "lms.uploaded_at_entry" || name == "lms.borrowed" ||
-      name == "lms.slotted") {
+      name == "lms.uploaded_at_entry" || name == getBorrowedAttrName() ||
+      name == getSlottedAttrName()) {
     if (isa<UnitAttr>(value))
       return success();
     return error() << "'" << name << "' must be a unit attribute";
   }
-  if (name == "lms.result_slots") {
+  if (name == getResultSlotsAttrName()) {
     // Written by --lms-mark-arena-slots: one entry per function result.
     auto function = dyn_cast<FunctionOpInterface>(op);
     auto slots = dyn_cast<DenseBoolArrayAttr>(value);
@@ -208,7 +208,7 @@ LogicalResult LMSDialect::verifyRegionArgAttribute(Operation *op,
   };
   if (name == getMaxBytesAttrName())
     return verifyMaxBytes(attribute.getValue(), error);
-  if (name == "lms.borrowed") {
+  if (name == getBorrowedAttrName()) {
     if (isa<UnitAttr>(attribute.getValue()))
       return success();
     return error() << "'lms.borrowed' must be a unit attribute";

@@ -83,6 +83,15 @@ def LMS_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getBorrowedAttrName() {
       return ::llvm::StringLiteral("lms.borrowed");
     }
+    /// Names of the marks --lms-mark-arena-slots writes and --lms-carve-arena
+    /// reads: on a function, its results a frame variant takes from slots of
+    /// the caller's arena; on a call, that its results go into such slots.
+    static constexpr ::llvm::StringLiteral getResultSlotsAttrName() {
+      return ::llvm::StringLiteral("lms.result_slots");
+    }
+    static constexpr ::llvm::StringLiteral getSlottedAttrName() {
+      return ::llvm::StringLiteral("lms.slotted");
+    }
   }];
 }
 
