@@ -190,3 +190,27 @@ func.func @original_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = tensor.empty() {lms.original = -1 : i64} : tensor<4xf32>
   return %e : tensor<4xf32>
 }
+
+// -----
+
+// COM: And what --lms-mark-arena-slots writes: one entry per result.
+// expected-error@+1 {{'lms.result_slots' must be an array<i1> with one entry per result of the function it is on, got array<i1: true, true>}}
+func.func @slots_count(%a: tensor<4xf32>) -> tensor<4xf32> attributes {lms.result_slots = array<i1: true, true>} {
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{'lms.result_slots' must be an array<i1> with one entry per result of the function it is on, got true}}
+func.func @slots_kind(%a: tensor<4xf32>) -> tensor<4xf32> attributes {lms.result_slots = true} {
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func private @callee(tensor<4xf32>) -> tensor<4xf32>
+func.func @slotted_kind(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'lms.slotted' must be a unit attribute}}
+  %r = call @callee(%a) {lms.slotted = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
