@@ -1071,17 +1071,23 @@ LogicalResult BlockTranslator::translateResults(Operation &op, OpIndex index,
 void BlockTranslator::addReturnCopies(Operation &op, OpIndex index,
                                       Translated &out) {
   llvm::SmallDenseSet<TensorIndex> returned;
+  fg.returnedBuffers.clear();
   for (Value operand : op.getOperands()) {
     std::optional<TensorIndex> t = fg.lookupBuffer(operand);
-    if (!t || graph.tensor(*t).space != MemorySpace::Device)
+    if (!t || graph.tensor(*t).space != MemorySpace::Device) {
+      fg.returnedBuffers.push_back({std::nullopt, false});
       continue;
+    }
     bool borrowedArg = graph.tensor(*t).producer == kEntry &&
                        graph.tensor(*t).liveOut &&
                        !builder.options.keepArgumentsResident;
-    if (returned.insert(*t).second && !borrowedArg)
+    if (returned.insert(*t).second && !borrowedArg) {
+      fg.returnedBuffers.push_back({*t, false});
       continue;
+    }
     out.outputs.push_back(
         aliases.newCopy(operand, graph.tensor(*t).bytes, index));
+    fg.returnedBuffers.push_back({out.outputs.back(), true});
   }
 }
 

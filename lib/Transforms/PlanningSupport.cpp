@@ -262,74 +262,37 @@ void mlir::lms::noteOwnAllocations(InFlightDiagnostic &diag,
          "of their own, at their peak), which the plan keeps as they are";
 }
 
-SmallVector<bool> mlir::lms::resultSlots(const FunctionGraph &fg,
-                                         const GraphOptions &options) {
+SmallVector<bool> mlir::lms::resultSlots(const FunctionGraph &fg) {
   const ::lms::Graph &g = fg.getGraph();
-  Block *block = fg.getBlock();
   SmallVector<bool> slots;
-  if (!block || block->empty() || g.numOps() == 0 ||
-      fg.getOp(g.numOps() - 1) != block->getTerminator() ||
-      !isa<FunctionOpInterface>(fg.getFunction()))
+  Block *block = fg.getBlock();
+  ArrayRef<FunctionGraph::ReturnedBuffer> returned = fg.getReturnedBuffers();
+  if (!block || returned.empty() || !isa<FunctionOpInterface>(fg.getFunction()))
     return slots;
-  Operation *terminator = block->getTerminator();
-  llvm::SmallDenseSet<TensorIndex> returned;
-  for (Value operand : terminator->getOperands()) {
-    std::optional<TensorIndex> t = fg.lookupBuffer(operand);
+  for (auto [operand, buffer] :
+       llvm::zip_equal(block->getTerminator()->getOperands(), returned)) {
     auto type = dyn_cast<ShapedType>(operand.getType());
-    if (!t || g.tensor(*t).space != ::lms::MemorySpace::Device || !type ||
-        !type.hasStaticShape() || g.tensor(*t).bytes == 0) {
+    if (!buffer.tensor || !type || !type.hasStaticShape() ||
+        g.tensor(*buffer.tensor).bytes == 0) {
       slots.push_back(false);
       continue;
     }
-    bool borrowedArg = g.tensor(*t).producer == ::lms::kEntry &&
-                       g.tensor(*t).liveOut && !options.keepArgumentsResident;
-    if (!returned.insert(*t).second || borrowedArg) {
-      // A copy made for the return (FunctionGraph's return copies).
+    // A copy made for the return is allocated there.
+    if (buffer.copy) {
       slots.push_back(true);
       continue;
     }
-    ::lms::OpIndex producer = g.tensor(*t).producer;
+    ::lms::OpIndex producer = g.tensor(*buffer.tensor).producer;
     Operation *op = producer >= 0 ? fg.getOp(producer) : nullptr;
     bool own = op && !isa<CallOpInterface>(op) &&
                !op->hasTrait<OpTrait::ConstantLike>() &&
                (op->getNumRegions() == 0 || isa<linalg::LinalgOp>(op)) &&
                static_cast<uint64_t>(type.getNumElements()) *
                        ((type.getElementTypeBitWidth() + 7) / 8) ==
-                   g.tensor(*t).bytes;
+                   g.tensor(*buffer.tensor).bytes;
     slots.push_back(own);
   }
   return slots;
-}
-
-/// The tensors of `fg` that the slots of resultSlots hold.
-static SmallVector<TensorIndex> slotTensors(const FunctionGraph &fg,
-                                            const GraphOptions &options,
-                                            ArrayRef<bool> slots) {
-  const ::lms::Graph &g = fg.getGraph();
-  SmallVector<TensorIndex> tensors;
-  if (slots.empty())
-    return tensors;
-  const ::lms::Op &terminator = g.op(g.numOps() - 1);
-  Operation *returnOp = fg.getOp(g.numOps() - 1);
-  llvm::SmallDenseSet<TensorIndex> returned;
-  size_t copy = 0;
-  for (auto [k, operand] : llvm::enumerate(returnOp->getOperands())) {
-    std::optional<TensorIndex> t = fg.lookupBuffer(operand);
-    if (!t || g.tensor(*t).space != ::lms::MemorySpace::Device)
-      continue;
-    bool borrowedArg = g.tensor(*t).producer == ::lms::kEntry &&
-                       g.tensor(*t).liveOut && !options.keepArgumentsResident;
-    bool isCopy = !returned.insert(*t).second || borrowedArg;
-    TensorIndex held = *t;
-    if (isCopy) {
-      if (copy >= terminator.outputs.size())
-        continue;
-      held = terminator.outputs[copy++];
-    }
-    if (slots[k])
-      tensors.push_back(held);
-  }
-  return tensors;
 }
 
 namespace mlir {
@@ -462,13 +425,14 @@ private:
       else
         candidates[i].clear();
     }
-    result.slots = resultSlots(fg, options);
+    result.slots = resultSlots(fg);
     uint64_t slottedBytes = 0;
     std::vector<uint8_t> slotMarks(g.numTensors(), 0);
-    for (TensorIndex t : slotTensors(fg, options, result.slots)) {
-      slotMarks[t] = 1;
-      slottedBytes += g.tensor(t).bytes;
-    }
+    for (auto [slot, buffer] : llvm::zip(result.slots, fg.getReturnedBuffers()))
+      if (slot && !slotMarks[*buffer.tensor]) {
+        slotMarks[*buffer.tensor] = 1;
+        slottedBytes += g.tensor(*buffer.tensor).bytes;
+      }
     ::lms::PlacementOptions placement;
     placement.alignment = options.alignment;
     result.callFrames.assign(g.numOps(), -1);

@@ -212,6 +212,20 @@ public:
   /// buffer returned twice or a borrowed argument (the terminator's
   /// outputs).
   uint64_t getBoundaryBytes() const;
+
+  /// What the function returns, per operand of its return (empty for a
+  /// nested block): the buffer the caller receives, which is the operand's
+  /// own or the copy returned in its place (a buffer returned a second time,
+  /// an argument the function borrows; the terminator's outputs), and
+  /// whether it is such a copy. No tensor for an operand without a device
+  /// buffer.
+  struct ReturnedBuffer {
+    std::optional<::lms::TensorIndex> tensor;
+    bool copy = false;
+  };
+  ArrayRef<ReturnedBuffer> getReturnedBuffers() const {
+    return returnedBuffers;
+  }
   /// The name of the allocating value of buffer `t`.
   std::string getTensorName(::lms::TensorIndex t) const {
     return getValueName(tensorValues[t]);
@@ -236,6 +250,7 @@ private:
   /// when the call was translated (before its results, which may be an
   /// owned argument the callee returns, extended the operand's buffer).
   DenseMap<Operation *, SmallVector<bool>> callBorrowed;
+  SmallVector<ReturnedBuffer> returnedBuffers;
   mutable std::unique_ptr<AsmState> asmState;
 };
 

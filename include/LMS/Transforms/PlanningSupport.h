@@ -94,8 +94,7 @@ OwnAllocations ownAllocations(const FunctionGraph &graph,
 /// result, a constant, a view smaller than its buffer and a buffer made by an
 /// op with regions (a loop's own) are not. Empty when the graph is not a
 /// function's body.
-SmallVector<bool> resultSlots(const FunctionGraph &graph,
-                              const GraphOptions &options);
+SmallVector<bool> resultSlots(const FunctionGraph &graph);
 
 /// What the arena model of `graph`'s function takes from and gives to slots
 /// of an arena: its results that a frame variant takes from its caller's
