@@ -373,6 +373,17 @@ struct LMSCarveArenaPass
             continue;
           }
         }
+        // A loop's init: the loop carries it in its iteration argument
+        // and gives it back as the tied result, not as its other results
+        // (which a loop may well return).
+        if (auto loop = dyn_cast<LoopLikeOpInterface>(user)) {
+          if (OpResult result = loop.getTiedLoopResult(&use)) {
+            worklist.push_back(result);
+            if (BlockArgument arg = loop.getTiedLoopRegionIterArg(&use))
+              worklist.push_back(arg);
+            continue;
+          }
+        }
         // Whatever aliases it (views, casts) must not escape either.
         for (Value result : user->getResults())
           if (isa<BaseMemRefType>(result.getType()))
