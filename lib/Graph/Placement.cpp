@@ -625,6 +625,10 @@ placeNormalized(llvm::ArrayRef<BufferLife> buffers,
     orders.push_back({"breadth", std::move(order)});
   }
 
+  // The order and fit of the best greedy placement (the schedule order
+  // with best fit while the online allocator's is best).
+  std::vector<uint32_t> bestOrder = base;
+  bool bestFirstFit = false;
   for (bool firstFit : {false, true}) {
     for (auto &[name, order] : orders) {
       if (best == result.livePeakBytes || placer.visits + pairs > work)
@@ -635,10 +639,13 @@ placeNormalized(llvm::ArrayRef<BufferLife> buffers,
         best = arena;
         result.offsets = offsets;
         result.strategy = name + (firstFit ? "/first-fit" : "/best-fit");
+        bestOrder = order;
+        bestFirstFit = firstFit;
       }
     }
   }
 
+  detail::SplitMix random(0x4c4d53);
   // Improvement by ruin and recreate: take out the buffers alive around a
   // buffer that reaches the top, and place them again in another order
   // around the rest. A result no higher is kept (moves along a plateau let
@@ -647,13 +654,14 @@ placeNormalized(llvm::ArrayRef<BufferLife> buffers,
   std::vector<uint64_t> current = result.offsets;
   // The placer's state is the best placement: every buffer placed.
   placer.markAllPlaced();
-  detail::SplitMix random(0x4c4d53);
   std::vector<uint32_t> tops, ruined;
   std::vector<uint64_t> saved;
   uint32_t lastStep = 0;
   for (const BufferLife &life : buffers)
     lastStep = std::max(lastStep, life.end);
-  while (best > result.livePeakBytes && placer.visits < work) {
+  uint64_t repairWork =
+      placer.visits + (work - std::min(work, placer.visits)) / 2;
+  while (best > result.livePeakBytes && placer.visits < repairWork) {
     tops.clear();
     for (auto [i, life] : llvm::enumerate(buffers))
       if (occupies(life) && current[i] + placer.size(i) == best)
@@ -670,7 +678,7 @@ placeNormalized(llvm::ArrayRef<BufferLife> buffers,
     // This round enumerates about |ruined| overlaps per ruined buffer at
     // most; stop before the limit.
     placer.visits += buffers.size() + ruined.size();
-    if (placer.visits + ruined.size() * ruined.size() > work)
+    if (placer.visits + ruined.size() * ruined.size() > repairWork)
       break;
     // Decreasing size, with random swaps of neighbours; sometimes at random.
     llvm::sort(ruined, [&](uint32_t a, uint32_t b) {
@@ -705,6 +713,72 @@ placeNormalized(llvm::ArrayRef<BufferLife> buffers,
     for (auto [k, i] : llvm::enumerate(ruined))
       current[i] = saved[k];
   }
+  // Improvement of the order (iterated greedy): a buffer that reaches the
+  // top moves earlier in the best order, or two buffers trade places, and
+  // the whole order is placed again; an order no worse is kept. The rest
+  // of the work; each round costs one greedy placement. It starts from the
+  // repaired placement when placing its buffers by increasing offset, each
+  // at the lowest offset that holds it, gives it back (or better), and
+  // from the best greedy order otherwise.
+  {
+    uint64_t orderWork = work;
+    {
+      std::vector<uint32_t> byOffset = base;
+      llvm::stable_sort(byOffset, [&](uint32_t a, uint32_t b) {
+        return std::make_tuple(current[a], placer.size(b), a) <
+               std::make_tuple(current[b], placer.size(a), b);
+      });
+      if (best > result.livePeakBytes && placer.visits + 2 * pairs <= work) {
+        uint64_t arena = placer.run(byOffset, offsets, /*firstFit=*/true);
+        ++result.placementsTried;
+        if (arena <= best) {
+          best = arena;
+          current = offsets;
+          bestOrder = std::move(byOffset);
+          bestFirstFit = true;
+        }
+      }
+    }
+    std::vector<uint32_t> order, position(buffers.size());
+    while (best > result.livePeakBytes &&
+           placer.visits + 2 * pairs <= orderWork) {
+      order = bestOrder;
+      for (auto [k, i] : llvm::enumerate(order))
+        position[i] = static_cast<uint32_t>(k);
+      unsigned moves = 1 + static_cast<unsigned>(random.below(3));
+      for (unsigned m = 0; m < moves; ++m) {
+        if (random.below(3) != 0) {
+          // A top buffer of the best placement, earlier.
+          uint32_t top = 0, seen = 0;
+          for (auto [i, life] : llvm::enumerate(buffers))
+            if (occupies(life) && current[i] + placer.size(i) == best &&
+                random.below(++seen) == 0)
+              top = static_cast<uint32_t>(i);
+          if (!seen)
+            break;
+          uint32_t from = position[top];
+          uint32_t to = static_cast<uint32_t>(random.below(from + 1));
+          std::rotate(order.begin() + to, order.begin() + from,
+                      order.begin() + from + 1);
+        } else {
+          std::swap(order[random.below(order.size())],
+                    order[random.below(order.size())]);
+        }
+        for (auto [k, i] : llvm::enumerate(order))
+          position[i] = static_cast<uint32_t>(k);
+      }
+      uint64_t arena = placer.run(order, offsets, bestFirstFit);
+      ++result.placementsTried;
+      if (arena <= best) {
+        if (arena < best)
+          result.strategy = "order-search";
+        best = arena;
+        current = offsets;
+        bestOrder = order;
+      }
+    }
+  }
+
   result.offsets = std::move(current);
   result.arenaBytes = best;
   return result;

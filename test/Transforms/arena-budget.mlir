@@ -1,59 +1,65 @@
-// RUN: lms-opt %s -allow-unregistered-dialect -lms-report-memory="budget=31" -o /dev/null | FileCheck %s --check-prefix=BEFORE
-// RUN: lms-opt %s -allow-unregistered-dialect -lms-rematerialize="budget=31" | lms-opt -allow-unregistered-dialect -lms-report-memory -o /dev/null | FileCheck %s --check-prefix=LIVE
-// RUN: lms-opt %s -allow-unregistered-dialect -lms-rematerialize="budget=31 arena=true" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=31" -o /dev/null | FileCheck %s --check-prefix=REMAT
-// RUN: lms-opt %s -allow-unregistered-dialect -lms-plan="budget=31 arena=true" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=31" -o /dev/null | FileCheck %s --check-prefix=PLAN
-// RUN: lms-opt %s -allow-unregistered-dialect -lms-insert-swaps="budget=31 arena=true" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=31" -o /dev/null | FileCheck %s --check-prefix=SWAP
-// RUN: not lms-opt %s -allow-unregistered-dialect -lms-insert-swaps="budget=31 arena=true swapout-threshold=100" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSWAP
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-report-memory="budget=75" -o /dev/null | FileCheck %s --check-prefix=BEFORE
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-rematerialize="budget=75" | lms-opt -allow-unregistered-dialect -lms-report-memory -o /dev/null | FileCheck %s --check-prefix=LIVE
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-rematerialize="budget=75 arena=true" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=75" -o /dev/null | FileCheck %s --check-prefix=REMAT
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-plan="budget=75 arena=true" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=75" -o /dev/null | FileCheck %s --check-prefix=PLAN
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-insert-swaps="budget=75 arena=true" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=75" -o /dev/null | FileCheck %s --check-prefix=SWAP
+// RUN: not lms-opt %s -allow-unregistered-dialect -lms-insert-swaps="budget=75 arena=true swapout-threshold=100" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSWAP
 
-// COM: A random DAG of 14 ops (bytes as tensor sizes) whose buffers peak at
-// COM: 31 live bytes in the schedule order, but which the placer packs into
-// COM: no less than 34 bytes of one address space: at some step the free
-// COM: bytes are split.
-// BEFORE: @frag: peak 31 B (31 bytes)
-// BEFORE: arena: 34 B (34 bytes) for a live peak of 31 B: ratio 1.0968
-// BEFORE: budget: 31 B (31 bytes): fits; lowered with arena=true it would need 34 B
+// COM: Buffers that peak at 70 live bytes but need 80 bytes of one address
+// COM: space in any placement. %w (10 bytes) is alive throughout; under it,
+// COM: the buffers %b0-%b6 hold 60 bytes at four of the five steps that
+// COM: the ops %c0-%c4 close, and no offsets put them in 60: placed whole
+// COM: at each step, their sizes (30, 30 | 30, 20, 10 | 20, 10, 20 | 10,
+// COM: 20, 30 | 30, 30) cannot keep the bytes free at one step contiguous
+// COM: for the next (an exhaustive search over offsets finds none below 70;
+// COM: with %w, none below 80). Before the placer searched over orders, the
+// COM: fragmenting instance here was a random DAG at 31 live bytes whose
+// COM: placement at 34 the search brought down to 31.
+// BEFORE: @frag: peak 70 B (70 bytes)
+// BEFORE: arena: 80 B (80 bytes) for a live peak of 70 B: ratio 1.1429
+// BEFORE: budget: 75 B (75 bytes): fits; lowered with arena=true it would need 80 B
 
 // COM: Budgets bound live bytes by default: nothing to do.
-// LIVE: @frag: peak 31 B
-// LIVE: arena: 34 B
+// LIVE: @frag: peak 70 B
+// LIVE: arena: 80 B
 // LIVE-NOT: lms ops
 
 // COM: With arena=true the budget bounds the arena: the planners are asked
-// COM: again for less until the placed buffers fit.
-// REMAT: @frag: peak 29 B
-// REMAT: arena: 29 B (29 bytes)
+// COM: again for less until the placed buffers fit. Recomputing %w at its
+// COM: reader frees its 10 bytes over the others: 70 placed bytes.
+// REMAT: @frag: peak 60 B
+// REMAT: arena: 70 B (70 bytes)
 // REMAT: lms ops: 0 swap-out, 0 swap-wait, 0 swap-in, 1 recompute
-// REMAT: budget: 31 B (31 bytes): fits
-// PLAN: arena: {{2[0-9]|3[01]}} B
-// PLAN: budget: 31 B (31 bytes): fits
+// REMAT: budget: 75 B (75 bytes): fits
+// PLAN: arena: {{[67][0-9]}} B
+// PLAN: budget: 75 B (75 bytes): fits
 
-// COM: Offloading: the plan for 31 live bytes places into 34; asked for 28
-// COM: (31 less the excess), below the 29 live bytes offloading can reach,
-// COM: the pass tries those 29, whose plan places into 29 (before, it gave
-// COM: up at 28).
-// SWAP: @frag: peak 29 B
-// SWAP: arena: 29 B (29 bytes)
-// SWAP: lms ops: 1 swap-out, 0 swap-wait, 1 swap-in, 0 recompute
-// SWAP: budget: 31 B (31 bytes): fits
+// COM: Offloading: the plan for 75 live bytes is the input (70 live, 80
+// COM: placed); asked again for less (2 replans), it offloads %w over the
+// COM: others: 60 live bytes, 70 placed.
+// SWAP: @frag: peak 60 B
+// SWAP: arena: 70 B (70 bytes)
+// SWAP: lms ops: 1 swap-out, 1 swap-wait, 1 swap-in, 0 recompute
+// SWAP: budget: 75 B (75 bytes): fits
 
 // COM: With no gap long enough to offload, nothing shrinks the arena: a
 // COM: clean error at the function, which is left as it was.
-// NOSWAP: arena-budget.mlir:{{[0-9]+}}:1: error: cannot fit the budget 31 B (31 bytes) with the buffers placed in an arena: the rewritten function's arena stays over the budget (by fragmentation), and no plan with a margin for that fits: budget 28 is below the smallest feasible budget 31
+// NOSWAP: arena-budget.mlir:{{[0-9]+}}:1: error: cannot fit the budget 75 B (75 bytes) with the buffers placed in an arena: the rewritten function's arena stays over the budget (by fragmentation), and no plan with a margin for that fits: budget 60 is below the smallest feasible budget 70
 
 func.func @frag() {
-  %n0 = "graph.node"() {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : () -> tensor<1xi8>
-  %n1 = "graph.node"(%n0) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<1xi8>) -> tensor<8xi8>
-  %n2 = "graph.node"(%n0, %n1) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<1xi8>, tensor<8xi8>) -> tensor<5xi8>
-  %n3 = "graph.node"(%n2) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<5xi8>) -> tensor<13xi8>
-  %n4 = "graph.node"(%n0, %n1, %n3) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<1xi8>, tensor<8xi8>, tensor<13xi8>) -> tensor<3xi8>
-  %n5 = "graph.node"(%n0, %n1) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<1xi8>, tensor<8xi8>) -> tensor<1xi8>
-  %n6 = "graph.node"(%n3) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<13xi8>) -> tensor<3xi8>
-  %n7 = "graph.node"(%n2) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<5xi8>) -> tensor<5xi8>
-  %n8 = "graph.node"(%n0, %n2, %n6) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<1xi8>, tensor<5xi8>, tensor<3xi8>) -> tensor<5xi8>
-  %n9 = "graph.node"(%n1, %n5) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<8xi8>, tensor<1xi8>) -> tensor<8xi8>
-  %n10 = "graph.node"(%n5) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<1xi8>) -> tensor<5xi8>
-  %n11 = "graph.node"(%n2) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<5xi8>) -> tensor<3xi8>
-  %n12 = "graph.node"(%n2, %n5, %n6) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<5xi8>, tensor<1xi8>, tensor<3xi8>) -> tensor<5xi8>
-  %n13 = "graph.node"(%n2, %n9, %n11) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<5xi8>, tensor<8xi8>, tensor<3xi8>) -> tensor<13xi8>
+  %w = "graph.node"() {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : () -> tensor<10xi8>
+  %b0 = "graph.node"() {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : () -> tensor<30xi8>
+  %b1 = "graph.node"() {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : () -> tensor<30xi8>
+  %c0 = "graph.node"(%b0) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<30xi8>) -> tensor<0xi8>
+  %b2 = "graph.node"() {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : () -> tensor<20xi8>
+  %b3 = "graph.node"() {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : () -> tensor<10xi8>
+  %c1 = "graph.node"(%b1) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<30xi8>) -> tensor<0xi8>
+  %b4 = "graph.node"() {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : () -> tensor<20xi8>
+  %c2 = "graph.node"(%b2) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<20xi8>) -> tensor<0xi8>
+  %b5 = "graph.node"() {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : () -> tensor<30xi8>
+  %c3 = "graph.node"(%b3, %b4) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<10xi8>, tensor<20xi8>) -> tensor<0xi8>
+  %b6 = "graph.node"() {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : () -> tensor<30xi8>
+  %c4 = "graph.node"(%b5, %b6) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<30xi8>, tensor<30xi8>) -> tensor<0xi8>
+  %end = "graph.node"(%w) {lms.cost = {seconds = 1.0 : f64}, lms.recomputable} : (tensor<10xi8>) -> tensor<0xi8>
   return
 }
