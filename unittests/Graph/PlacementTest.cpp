@@ -211,7 +211,7 @@ TEST(PlacementTest, RandomInstancesAreValidAndDeterministic) {
 // earlier, or two buffers traded, and the whole order placed again) closes
 // most of the gap. With the same work, the greedy orders and ruin and
 // recreate alone averaged 1.0495 here (worst 1.0941); random layered n=250
-// went from 1.0228 to 1.0002 (docs/Arena.md).
+// went from 1.0228 to 1.0079 (docs/Arena.md).
 TEST(PlacementTest, OrderSearchClosesTheGreedyGap) {
   std::mt19937_64 random(11);
   double sum = 0;

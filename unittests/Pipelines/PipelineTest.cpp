@@ -209,8 +209,9 @@ TEST_F(PipelineTest, PlanningKeepsTheFunctionsOps) {
   // or reordering (its plan here would be an order, with no lms op).
   mlir::lms::registerLMSPasses();
   context.allowUnregisteredDialects();
-  for (const char *pipeline : {"lms-insert-swaps{budget=75 arena=true}",
-                               "lms-plan{budget=75 arena=true split=false schedule=false}"}) {
+  for (const char *pipeline :
+       {"lms-insert-swaps{budget=75 arena=true}",
+        "lms-plan{budget=75 arena=true split=false schedule=false}"}) {
     OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(
         LMS_SOURCE_DIR "/test/Transforms/arena-budget.mlir", &context);
     ASSERT_TRUE(module);
