@@ -713,70 +713,60 @@ placeNormalized(llvm::ArrayRef<BufferLife> buffers,
     for (auto [k, i] : llvm::enumerate(ruined))
       current[i] = saved[k];
   }
-  // Improvement of the order (iterated greedy): a buffer that reaches the
-  // top moves earlier in the best order, or two buffers trade places, and
-  // the whole order is placed again; an order no worse is kept. The rest
-  // of the work; each round costs one greedy placement. It starts from the
-  // repaired placement when placing its buffers by increasing offset, each
-  // at the lowest offset that holds it, gives it back (or better), and
-  // from the best greedy order otherwise.
-  {
-    uint64_t orderWork = work;
-    {
-      std::vector<uint32_t> byOffset = base;
-      llvm::stable_sort(byOffset, [&](uint32_t a, uint32_t b) {
-        return std::make_tuple(current[a], placer.size(b), a) <
-               std::make_tuple(current[b], placer.size(a), b);
-      });
-      if (best > result.livePeakBytes && placer.visits + 2 * pairs <= work) {
-        uint64_t arena = placer.run(byOffset, offsets, /*firstFit=*/true);
-        ++result.placementsTried;
-        if (arena <= best) {
-          best = arena;
-          current = offsets;
-          bestOrder = std::move(byOffset);
-          bestFirstFit = true;
-        }
+  // Improvement of the order (iterated greedy), with the rest of the work:
+  // a buffer that reaches the top moves earlier in the best order, or two
+  // buffers trade places, and the whole order is placed again; an order
+  // that places no higher is kept. It starts from the repaired placement
+  // read as an order (its buffers by increasing offset, first fit, which
+  // gives that placement back or a lower one), else from the best greedy
+  // order.
+  auto keep = [&](std::vector<uint32_t> &order, bool firstFit) {
+    uint64_t arena = placer.run(order, offsets, firstFit);
+    ++result.placementsTried;
+    if (arena > best)
+      return;
+    if (arena < best)
+      result.strategy = "order-search";
+    best = arena;
+    current = offsets;
+    bestOrder = order;
+    bestFirstFit = firstFit;
+  };
+  auto roundFits = [&] {
+    return best > result.livePeakBytes && placer.visits + 2 * pairs <= work;
+  };
+  if (roundFits()) {
+    std::vector<uint32_t> byOffset = base;
+    llvm::stable_sort(byOffset, [&](uint32_t a, uint32_t b) {
+      return std::make_tuple(current[a], placer.size(b), a) <
+             std::make_tuple(current[b], placer.size(a), b);
+    });
+    keep(byOffset, /*firstFit=*/true);
+  }
+  std::vector<uint32_t> order;
+  while (roundFits()) {
+    order = bestOrder;
+    unsigned moves = 1 + static_cast<unsigned>(random.below(3));
+    for (unsigned m = 0; m < moves; ++m) {
+      if (random.below(3) == 0) {
+        std::swap(order[random.below(order.size())],
+                  order[random.below(order.size())]);
+        continue;
       }
+      // A top buffer of the best placement (uniformly among them), earlier.
+      uint32_t top = 0, seen = 0;
+      for (auto [i, life] : llvm::enumerate(buffers))
+        if (occupies(life) && current[i] + placer.size(i) == best &&
+            random.below(++seen) == 0)
+          top = static_cast<uint32_t>(i);
+      if (!seen)
+        break;
+      auto from = llvm::find(order, top);
+      auto to = order.begin() +
+                random.below(static_cast<uint64_t>(from - order.begin()) + 1);
+      std::rotate(to, from, from + 1);
     }
-    std::vector<uint32_t> order, position(buffers.size());
-    while (best > result.livePeakBytes &&
-           placer.visits + 2 * pairs <= orderWork) {
-      order = bestOrder;
-      for (auto [k, i] : llvm::enumerate(order))
-        position[i] = static_cast<uint32_t>(k);
-      unsigned moves = 1 + static_cast<unsigned>(random.below(3));
-      for (unsigned m = 0; m < moves; ++m) {
-        if (random.below(3) != 0) {
-          // A top buffer of the best placement, earlier.
-          uint32_t top = 0, seen = 0;
-          for (auto [i, life] : llvm::enumerate(buffers))
-            if (occupies(life) && current[i] + placer.size(i) == best &&
-                random.below(++seen) == 0)
-              top = static_cast<uint32_t>(i);
-          if (!seen)
-            break;
-          uint32_t from = position[top];
-          uint32_t to = static_cast<uint32_t>(random.below(from + 1));
-          std::rotate(order.begin() + to, order.begin() + from,
-                      order.begin() + from + 1);
-        } else {
-          std::swap(order[random.below(order.size())],
-                    order[random.below(order.size())]);
-        }
-        for (auto [k, i] : llvm::enumerate(order))
-          position[i] = static_cast<uint32_t>(k);
-      }
-      uint64_t arena = placer.run(order, offsets, bestFirstFit);
-      ++result.placementsTried;
-      if (arena <= best) {
-        if (arena < best)
-          result.strategy = "order-search";
-        best = arena;
-        current = offsets;
-        bestOrder = order;
-      }
-    }
+    keep(order, bestFirstFit);
   }
 
   result.offsets = std::move(current);
