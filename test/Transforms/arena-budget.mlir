@@ -12,7 +12,9 @@
 // COM: at each step, their sizes (30, 30 | 30, 20, 10 | 20, 10, 20 | 10,
 // COM: 20, 30 | 30, 30) cannot keep the bytes free at one step contiguous
 // COM: for the next (an exhaustive search over offsets finds none below 70;
-// COM: with %w, none below 80). Before the placer searched over orders, the
+// COM: with %w, none below 80: the gtest PlacementTest.
+// COM: ArenaBudgetBuffersNeedMoreThanTheirLivePeak). Before the placer
+// COM: searched over orders, the
 // COM: fragmenting instance here was a random DAG at 31 live bytes whose
 // COM: placement at 34 the search brought down to 31.
 // BEFORE: @frag: peak 70 B (70 bytes)
