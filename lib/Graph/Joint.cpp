@@ -272,12 +272,17 @@ llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "no joint plan fits: " + why);
   }
-  // Between the levels around the best.
-  if (bestShare > 0 && bestShare < 1) {
-    double share = bestShare;
-    consider(share - 0.125, none);
-    consider(share + 0.125, none);
-  }
+  // Between the levels around the best, in halving steps (an eighth, a
+  // sixteenth, a thirty-second). From recomputation alone (share 1) too:
+  // a small share offloaded may be what the links hide (ResNet-50 on PCIe,
+  // where a quarter of the excess is already far more than they carry).
+  if (bestShare > 0)
+    for (double step = 0.125; step >= 1.0 / 64; step /= 2) {
+      double share = bestShare;
+      consider(share - step, none);
+      if (share + step < 1)
+        consider(share + step, none);
+    }
 
   // 2. Per unit: the costliest recomputations, kept one at a time for the
   // offloading planner (which only runs when recomputation leaves it some

@@ -16,7 +16,10 @@
 // tensor, recomputed ones included. The search:
 //
 //  1. Levels: recomputation brings the peak down by a share of the excess
-//     (none, a quarter, ... all of it) and offloading does the rest.
+//     (none, a quarter, ... all of it) and offloading does the rest; then
+//     shares around the fastest in halving steps (an eighth down to a
+//     sixty-fourth), from recomputation alone too, where the links carry
+//     only a small share.
 //  2. Per unit: from the fastest, the units whose recomputation costs most
 //     are kept from recomputation one at a time (offloading then takes their
 //     bytes if the links have room); a change is kept when the simulated
