@@ -146,19 +146,20 @@ def within(r):
         r["vs_unlimited"] <= LIMIT + 1e-9
 
 
-def measure(work, model, size, device, jobs):
+def measure(work, model, size, device, jobs, methods=METHODS):
     s = Search(work, model, size, device)
     none = s.largest("none", fits, 0)
     row = {"model": model, "size": size, "device": device, "methods": {}}
+    methods = [m for m in METHODS if m == "none" or m in methods]
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         futures = {}
-        for m in METHODS:
+        for m in methods:
             start = none
             futures[(m, "fits")] = pool.submit(s.largest, m, fits, start)
             futures[(m, "within")] = pool.submit(s.largest, m, within, start)
         for (m, what), f in futures.items():
             row["methods"].setdefault(m, {})[what] = f.result()
-    for m in METHODS:
+    for m in methods:
         b = row["methods"][m]["within"]
         if b:
             r = s.probe(b, m)
@@ -167,7 +168,7 @@ def measure(work, model, size, device, jobs):
                 "host_peak_bytes": r.get("host_peak", 0),
                 "chosen": r.get("chosen_kind", "")})
     # Link sensitivity of the joint plan at its batch.
-    b = row["methods"]["plan"]["within"]
+    b = row["methods"].get("plan", {}).get("within")
     if b:
         row["link"] = {}
         for gbps in (6.0, 24.0):
@@ -283,7 +284,10 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--md")
     ap.add_argument("--merge", action="store_true", help="keep the rows of "
-                    "other models and devices from the --json file")
+                    "other models and devices from the --json file (and, "
+                    "with --methods, the other methods of the same row)")
+    ap.add_argument("--methods", default=",".join(METHODS),
+                    help="the methods to measure (none always is)")
     ap.add_argument("--from-json", help="only write the Markdown of a JSON "
                     "this script wrote")
     args = ap.parse_args()
@@ -304,27 +308,57 @@ def main():
     for spec in args.models.split(","):
         model, size = spec.split(":")
         t = time.time()
-        row = measure(work, model, int(size), args.device, args.jobs)
+        methods = args.methods.split(",")
+        for m in methods:
+            if m not in METHODS:
+                sys.exit(f"equal_cost.py: unknown method '{m}'")
+        row = measure(work, model, int(size), args.device, args.jobs, methods)
         rows.append(row)
         print(f"{model}:{size} {args.device}: " + ", ".join(
-            f"{m} {row['methods'][m]['within']} ({row['methods'][m]['fits']})"
-            for m in METHODS) + f"  [{time.time() - t:.0f} s]", flush=True)
+            f"{m} {d['within']} ({d['fits']})"
+            for m, d in row["methods"].items()) +
+            f"  [{time.time() - t:.0f} s]", flush=True)
     seconds = time.time() - t0
     commit = subprocess.run(["git", "-C", plan_points.ROOT, "rev-parse",
                              "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     command = ("bench/equal_cost.py --models " + args.models + " --device "
                + args.device + f" --max-batch {args.max_batch}")
+    partial = args.methods != ",".join(METHODS)
+    if partial:
+        command += " --methods " + args.methods
     for row in rows:
         row["command"] = command
         row["commit_of_lms_opt"] = commit
         row["seconds"] = round(seconds / len(rows))
         row["max_batch"] = args.max_batch
     if args.merge and args.json and os.path.exists(args.json):
-        done = {(r["model"], r["size"], r["device"]) for r in rows}
-        old = json.load(open(args.json))["rows"]
-        rows = [r for r in old
-                if (r["model"], r["size"], r["device"]) not in done] + rows
+        old = {(r["model"], r["size"], r["device"]): r
+               for r in json.load(open(args.json))["rows"]}
+        for row in rows:
+            before = old.get((row["model"], row["size"], row["device"]))
+            if not partial or before is None:
+                continue
+            # Only some methods measured: the others' results (and their
+            # probes) stay, and both runs' commands are told.
+            mine = set(row["methods"]) - {"none"}
+            before["methods"].update(
+                {m: d for m, d in row["methods"].items() if m in mine})
+            if "link" in row:
+                before["link"] = row["link"]
+            before["probes"] = [p for p in before["probes"]
+                                if p["method"] not in mine] + \
+                [p for p in row["probes"] if p["method"] in mine]
+            before["command"] += (f"` ({before['seconds'] / 60:.0f} minutes, "
+                                  f"lms-opt at {before['commit_of_lms_opt']})"
+                                  f", then `{row['command']}")
+            before["commit_of_lms_opt"] = row["commit_of_lms_opt"]
+            before["seconds"] = row["seconds"]
+            row.clear()
+            row.update(before)
+        # The old rows in their order, each measured one in its place.
+        new = {(r["model"], r["size"], r["device"]): r for r in rows}
+        rows = [new.pop(key, r) for key, r in old.items()] + list(new.values())
     text = markdown(rows)
     print(text)
     if args.json:
