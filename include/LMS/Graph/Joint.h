@@ -23,7 +23,9 @@
 //  2. Per unit: from the fastest, the units whose recomputation costs most
 //     are kept from recomputation one at a time (offloading then takes their
 //     bytes if the links have room); a change is kept when the simulated
-//     step is faster.
+//     step is faster; two failed trials in a row end this step.
+//  3. The two fastest trials again with the recomputation planner's whole
+//     work limit (trials get a quarter); the fastest of all is chosen.
 //
 // Every trial is timed by the event simulator of Swap.h (compute stream, one
 // copy stream each way). The search is bounded by a number of trials, never
