@@ -339,7 +339,11 @@ llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
       llvm::consumeError(final.takeError());
       continue;
     }
-    if (final->seconds <= best->seconds) {
+    // The chosen trial's own rerun replaces it unless slower; another
+    // trial must be faster by more than rounding (ties keep the choice).
+    bool same = share == bestShare && kept == bestKept;
+    if (same ? final->seconds <= best->seconds
+             : final->seconds < best->seconds * (1 - 1e-9)) {
       best = std::move(*final);
       bestShare = share;
       bestKept = kept;
