@@ -272,8 +272,8 @@ llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "no joint plan fits: " + why);
   }
-  // Between the levels around the best, in halving steps (an eighth, a
-  // sixteenth, a thirty-second). From recomputation alone (share 1) too:
+  // Between the levels around the best, in halving steps (an eighth down
+  // to a sixty-fourth). From recomputation alone (share 1) too:
   // a small share offloaded may be what the links hide (ResNet-50 on PCIe,
   // where a quarter of the excess is already far more than they carry).
   if (bestShare > 0)
