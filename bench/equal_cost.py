@@ -305,13 +305,13 @@ def main():
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
     rows = []
+    methods = args.methods.split(",")
+    for m in methods:
+        if m not in METHODS:
+            sys.exit(f"equal_cost.py: unknown method '{m}'")
     for spec in args.models.split(","):
         model, size = spec.split(":")
         t = time.time()
-        methods = args.methods.split(",")
-        for m in methods:
-            if m not in METHODS:
-                sys.exit(f"equal_cost.py: unknown method '{m}'")
         row = measure(work, model, int(size), args.device, args.jobs, methods)
         rows.append(row)
         print(f"{model}:{size} {args.device}: " + ", ".join(
@@ -324,7 +324,7 @@ def main():
                             text=True).stdout.strip()
     command = ("bench/equal_cost.py --models " + args.models + " --device "
                + args.device + f" --max-batch {args.max_batch}")
-    partial = args.methods != ",".join(METHODS)
+    partial = set(methods) | {"none"} != set(METHODS)
     if partial:
         command += " --methods " + args.methods
     for row in rows:
