@@ -279,6 +279,29 @@ class TinyVGG(nn.Module):
         return self.fc(x.flatten(1))
 
 
+class TinyStrided(nn.Module):
+    """Strided convolutions whose input gradient the step computes: 3x3
+    stride 2 padded and 1x1 stride 2 (ResNet's downsampling), a depthwise
+    one with stride and dilation, and a stride of 3 over a kernel of 2 that
+    never reads some rows (their gradient is zero)."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.conv0 = nn.Conv2d(3, 4, 3, padding=1)
+        self.conv1 = nn.Conv2d(4, 6, 3, stride=2, padding=1, bias=False)
+        self.down = nn.Conv2d(4, 6, 1, stride=2, bias=False)
+        self.dw = nn.Conv2d(6, 6, 3, stride=2, padding=2, dilation=2,
+                            groups=6, bias=False)
+        self.odd = nn.Conv2d(6, 5, (2, 3), stride=(3, 1), padding=(0, 1))
+        self.fc = nn.Linear(5, classes)
+
+    def forward(self, x):
+        x = F.relu(self.conv0(x))
+        y = F.relu(self.conv1(x) + self.down(x))
+        y = self.odd(F.relu(self.dw(y)))
+        return self.fc(y.mean((2, 3)))
+
+
 def _strip(model, dropout=None):
     """Batch statistics without running buffers; each nn.Dropout becomes a
     `Dropout` of the same probability (or `dropout`), with a mask the
@@ -309,6 +332,8 @@ def build(name, size, dropout=None):
                 "image", 1000)
     if name == "tiny-cnn":
         return _strip(TinyCNN()), (lambda b: (b, 3, size, size)), "image", 10
+    if name == "tiny-strided":
+        return TinyStrided(), (lambda b: (b, 3, size, size)), "image", 10
     if name == "tiny-vgg":
         return _strip(TinyVGG()), (lambda b: (b, 3, size, size)), "image", 10
     if name == "unet3d":
@@ -354,5 +379,5 @@ def build(name, size, dropout=None):
 
 
 MODELS = ["resnet18", "resnet50", "vgg16", "mobilenet_v2", "unet3d", "gpt2",
-          "gpt2-untied", "tiny-cnn", "tiny-vgg", "tiny-unet3d", "tiny-gpt",
+          "gpt2-untied", "tiny-cnn", "tiny-strided", "tiny-vgg", "tiny-unet3d", "tiny-gpt",
           "tiny-gpt-tied", "tiny-gpt-vocab", "llama", "tiny-llama"]

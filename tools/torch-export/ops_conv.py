@@ -26,19 +26,6 @@ class ConvolutionOps:
         self.em.emit(f"}} : {x.type} to {ttype(shape, dtype)}")
         return V(name, shape, dtype)
 
-    def _dilate(self, x, strides, fill=0.0, dtype=None):
-        """Inserts stride-1 fill elements between spatial elements."""
-        dtype = dtype or ft()
-        if all(s == 1 for s in strides):
-            return x
-        x = self.em.materialize(x)
-        shape = tuple(list(x.shape[:2]) + [(n - 1) * s + 1 for n, s in
-                                           zip(x.shape[2:], strides)])
-        base = self.em.filled(shape, fill, dtype)
-        name = self.em.insert_slice(x, base.name, shape, [0] * len(shape),
-                                    [1, 1] + list(strides), "dil", dtype)
-        return V(name, shape, dtype)
-
     def _bias_init(self, b, shape):
         if b is None:
             return self.em.filled(shape, 0.0)
@@ -142,7 +129,6 @@ class ConvolutionOps:
             return (gx, gw, gb)
 
         depthwise = self._depthwise(x, w, groups)
-        K = list(w.shape[2:])
         gx = gw = None
         if mask[1]:
             xp = self._pad(x, [(p, p) for p in padding])
@@ -172,43 +158,74 @@ class ConvolutionOps:
                     [["d0", "d1"] + ww],
                     lambda a, bb: bb.addf(a[2], bb.mulf(a[0], a[1])))[0]
         if mask[0]:
-            G = self._dilate(g, stride)
-            pads = []
-            for i in range(k):
-                full = G.shape[2 + i] + (K[i] - 1) * dilation[i]
-                extra = x.shape[2 + i] + 2 * padding[i] - full
-                lo = (K[i] - 1) * dilation[i]
-                pads.append((lo, lo + max(0, extra)))
-            Gp = self._pad(G, pads)
-            padded = tuple(list(x.shape[:2]) + [x.shape[2 + i] + 2 * padding[i]
-                                                for i in range(k)])
-            sp = [f"d{2 + i}" for i in range(k)]
-            if depthwise:
-                kk = [f"d{2 + k + i}" for i in range(k)]
-                gin = [f"{sp[i]} + {(K[i] - 1) * dilation[i]} - {kk[i]} * "
-                       f"{dilation[i]}" for i in range(k)]
-                out = self.em.filled(padded, 0.0)
-                gxp = self.em.generic(
-                    2 + 2 * k, ["parallel"] * (2 + k) + ["reduction"] * k,
-                    [Gp, w], [["d0", "d1"] + gin, ["d1", "0"] + kk], [out],
-                    [["d0", "d1"] + sp],
-                    lambda a, bb: bb.addf(a[2], bb.mulf(a[0], a[1])))[0]
-            else:
-                f = f"d{2 + k}"
-                kk = [f"d{3 + k + i}" for i in range(k)]
-                gin = [f"{sp[i]} + {(K[i] - 1) * dilation[i]} - {kk[i]} * "
-                       f"{dilation[i]}" for i in range(k)]
-                out = self.em.filled(padded, 0.0)
-                gxp = self.em.generic(
-                    3 + 2 * k, ["parallel"] * (2 + k) + ["reduction"] * (1 + k),
-                    [Gp, w], [["d0", f] + gin, [f, "d1"] + kk], [out],
-                    [["d0", "d1"] + sp],
-                    lambda a, bb: bb.addf(a[2], bb.mulf(a[0], a[1])))[0]
-            gx = gxp
-            for i in range(k):
-                if padding[i]:
-                    gx = self._extract(gx, 2 + i, padding[i], x.shape[2 + i])
+            gx = self._conv_input_grad(g, x, w, stride, padding, dilation,
+                                       depthwise)
         return (gx, gw, gb)
+
+    def _conv_input_grad(self, g, x, w, stride, padding, dilation,
+                         depthwise):
+        """gx[n,c,q] = sum over f, r of g[n,f,o] * w[f,c,r] where the forward
+        read x at q: q + pad = o * stride + r * dilation. Gathered from g
+        with a border (zeros for the windows that fall outside) at
+        o = (q + pad - r * dilation) floordiv stride, where that divides, as
+        cuDNN's backward-data kernel computes it: no stride-dilated copy of
+        g (a 1x1 stride-2 convolution's is 4x the size of g, and set
+        ResNet-50's smallest feasible budget) and no padded copy of the
+        result. Its cost is the forward's multiply-adds."""
+        k = len(g.shape) - 2
+        K = list(w.shape[2:])
+        X = list(x.shape[2:])
+        O = list(g.shape[2:])
+        pads = []
+        for i in range(k):
+            lowest = (padding[i] - (K[i] - 1) * dilation[i]) // stride[i]
+            highest = (X[i] - 1 + padding[i]) // stride[i]
+            pads.append((max(0, -lowest), max(0, highest - (O[i] - 1))))
+        Gp = self._pad(g, pads)
+        sp = [f"d{2 + i}" for i in range(k)]
+        if depthwise:
+            kk = [f"d{2 + k + i}" for i in range(k)]
+        else:
+            kk = [f"d{3 + k + i}" for i in range(k)]
+        gin = []
+        for i in range(k):
+            e = f"{sp[i]} + {padding[i]} - {kk[i]} * {dilation[i]}"
+            gin.append(f"({e}) floordiv {stride[i]} + {pads[i][0]}"
+                       if stride[i] != 1 else f"{e} + {pads[i][0]}")
+        strided = any(s != 1 for s in stride)
+
+        def body(a, bb):
+            acc = bb.addf(a[2], bb.mulf(a[0], a[1]))
+            if not strided:
+                return acc
+            hit = None
+            for i in range(k):
+                if stride[i] == 1:
+                    continue
+                t = bb.addi(bb.index(2 + i), bb.iconst(padding[i]))
+                t = bb.addi(t, bb.muli(bb.index(len(sp) + 2 + i +
+                                                (0 if depthwise else 1)),
+                                       bb.iconst(-dilation[i])))
+                rem = bb.remsi(t, bb.iconst(stride[i]))
+                ok = bb.cmpi("eq", rem, bb.iconst(0), "index")
+                hit = ok if hit is None else bb.andi(hit, ok)
+            return bb.select(hit, acc, a[2])
+        out = self.em.filled(x.shape, 0.0)
+        # The forward's multiply-adds (the gather's iteration space is
+        # prod(stride) times larger; only one point in that many hits).
+        macs = math.prod(g.shape) * math.prod(K) * \
+            (1 if depthwise else w.shape[1])
+        cost = 2.0 * macs if strided else None
+        if depthwise:
+            return self.em.generic(
+                2 + 2 * k, ["parallel"] * (2 + k) + ["reduction"] * k,
+                [Gp, w], [["d0", "d1"] + gin, ["d1", "0"] + kk], [out],
+                [["d0", "d1"] + sp], body, cost=cost)[0]
+        f = f"d{2 + k}"
+        return self.em.generic(
+            3 + 2 * k, ["parallel"] * (2 + k) + ["reduction"] * (1 + k),
+            [Gp, w], [["d0", f] + gin, [f, "d1"] + kk], [out],
+            [["d0", "d1"] + sp], body, cost=cost)[0]
 
     # ---- max pooling -----------------------------------------------------
     def _maxpool(self, node, meta, x, kernel, stride, padding, dilation,
