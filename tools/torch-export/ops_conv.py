@@ -183,10 +183,9 @@ class ConvolutionOps:
             pads.append((max(0, -lowest), max(0, highest - (O[i] - 1))))
         Gp = self._pad(g, pads)
         sp = [f"d{2 + i}" for i in range(k)]
-        if depthwise:
-            kk = [f"d{2 + k + i}" for i in range(k)]
-        else:
-            kk = [f"d{3 + k + i}" for i in range(k)]
+        # Loops: n, c, q..., [f,] r... (a depthwise one has no f).
+        first_r = 2 + k + (0 if depthwise else 1)
+        kk = [f"d{first_r + i}" for i in range(k)]
         gin = []
         for i in range(k):
             e = f"{sp[i]} + {padding[i]} - {kk[i]} * {dilation[i]}"
@@ -203,8 +202,7 @@ class ConvolutionOps:
                 if stride[i] == 1:
                     continue
                 t = bb.addi(bb.index(2 + i), bb.iconst(padding[i]))
-                t = bb.addi(t, bb.muli(bb.index(len(sp) + 2 + i +
-                                                (0 if depthwise else 1)),
+                t = bb.addi(t, bb.muli(bb.index(first_r + i),
                                        bb.iconst(-dilation[i])))
                 rem = bb.remsi(t, bb.iconst(stride[i]))
                 ok = bb.cmpi("eq", rem, bb.iconst(0), "index")
