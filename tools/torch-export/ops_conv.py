@@ -162,6 +162,19 @@ class ConvolutionOps:
                                        depthwise)
         return (gx, gw, gb)
 
+    @staticmethod
+    def _window_border(X, O, K, stride, padding, dilation):
+        """Per spatial dim, the (lo, hi) border around an output-shaped
+        tensor that a gather at o = (q + pad - r * dilation) floordiv stride
+        reads for every input position q and kernel offset r: the windows
+        that fall outside the output, zeros (or "no hit") in the border."""
+        pads = []
+        for i in range(len(X)):
+            lowest = (padding[i] - (K[i] - 1) * dilation[i]) // stride[i]
+            highest = (X[i] - 1 + padding[i]) // stride[i]
+            pads.append((max(0, -lowest), max(0, highest - (O[i] - 1))))
+        return pads
+
     def _conv_input_grad(self, g, x, w, stride, padding, dilation,
                          depthwise):
         """gx[n,c,q] = sum over f, r of g[n,f,o] * w[f,c,r] where the forward
@@ -176,11 +189,7 @@ class ConvolutionOps:
         K = list(w.shape[2:])
         X = list(x.shape[2:])
         O = list(g.shape[2:])
-        pads = []
-        for i in range(k):
-            lowest = (padding[i] - (K[i] - 1) * dilation[i]) // stride[i]
-            highest = (X[i] - 1 + padding[i]) // stride[i]
-            pads.append((max(0, -lowest), max(0, highest - (O[i] - 1))))
+        pads = self._window_border(X, O, K, stride, padding, dilation)
         Gp = self._pad(g, pads)
         sp = [f"d{2 + i}" for i in range(k)]
         # Loops: n, c, q..., [f,] r... (a depthwise one has no f).
@@ -291,11 +300,8 @@ class ConvolutionOps:
         # indices at the input's size: the largest extra tensors are g and
         # the indices with a border.
         out_dims = list(g.shape[2:])
-        pads = []
-        for i in range(k):
-            first = (padding[i] - kernel[i] + 1) // stride[i]
-            last = (x.shape[2 + i] - 1 + padding[i]) // stride[i]
-            pads.append((max(0, -first), max(0, last - (out_dims[i] - 1))))
+        pads = self._window_border(list(x.shape[2:]), out_dims, kernel,
+                                   stride, padding, [1] * k)
         Gp = self._pad(g, pads)
         Ip = self._pad(ind, pads, -1, I64)
         sp = [f"d{2 + i}" for i in range(k)]
