@@ -83,7 +83,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     ModuleOp module = getOperation();
     fractions.assign(splitFractions.begin(), splitFractions.end());
     if (fractions.empty())
-      fractions.push_back(0.25);
+      fractions = {0.25, 1.0};
     for (double fraction : fractions)
       if (!(fraction > 0 && fraction <= 1)) {
         module.emitError() << "invalid split-fraction "
@@ -707,9 +707,16 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                                         uint64_t limit, ArrayRef<double> aims,
                                         std::optional<double> against,
                                         SplitTimer time) {
+    // The registry of a caller's searches, when it keeps one, else this
+    // search's own.
     std::vector<std::vector<SplitMade>> tried;
-    splitRegistry = &tried;
-    llvm::scope_exit noRegistry([&] { splitRegistry = nullptr; });
+    bool ownRegistry = !splitRegistry;
+    if (ownRegistry)
+      splitRegistry = &tried;
+    llvm::scope_exit noRegistry([&] {
+      if (ownRegistry)
+        splitRegistry = nullptr;
+    });
     std::optional<SplitFound> found;
     std::vector<SplitMade> foundSplits;
     for (double fraction : aims) {
@@ -805,10 +812,12 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                           std::optional<MixTrial> &record) {
     const GraphOptions &graphOptions = context.graphOptions;
     BodySnapshot snapshot(func);
-    // One split planned on the function (never pruned: the split is
-    // needed, the fastest wins).
+    // One split planned on the function; the fastest wins. A split whose
+    // step without LMS is already no faster than `bound` (the fastest plan
+    // so far) is not planned: no plan makes it faster.
     auto timeSplit =
-        [&](const SplitChoice &choice, std::optional<double>, MixTrial &mix,
+        [&](const SplitChoice &choice, std::optional<double> bound,
+            MixTrial &mix,
             std::vector<SplitMade> *made) -> std::optional<double> {
       snapshot.restore();
       std::optional<double> seconds;
@@ -831,11 +840,19 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         if (succeeded(graph)) {
           uint64_t peak = ::lms::evaluateSchedule(graph->getGraph()).peakBytes;
           uint64_t measured = budgetedBytes(*graph, graphOptions);
+          double alone =
+              ::lms::simulate(graph->getGraph(), context.device).totalSeconds;
+          if (measured > limit && bound && alone >= *bound) {
+            if (printStatistics)
+              llvm::errs() << "lms-plan: @" << func.getName() << ": "
+                           << splitLabel(choice)
+                           << ": not planned (slower without LMS than the "
+                              "plan above)\n";
+            return std::nullopt;
+          }
           FailureOr<double> planned =
               measured <= limit
-                  ? FailureOr<double>(
-                        ::lms::simulate(graph->getGraph(), context.device)
-                            .totalSeconds)
+                  ? FailureOr<double>(alone)
                   : planMixes(func, context, limit, *graph, peak, measured,
                               /*commit=*/false, nullptr, &mix);
           if (succeeded(planned))
@@ -851,8 +868,31 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
                      << "\n";
       return seconds;
     };
+    // One registry for all the searches below: a coarser aim that makes
+    // the loops of a finer one is not planned again.
+    std::vector<std::vector<SplitMade>> tried;
+    splitRegistry = &tried;
+    llvm::scope_exit noRegistry([&] { splitRegistry = nullptr; });
+    // The coarsest aim first: fewest slices, usually the fastest step
+    // without LMS, which then bounds the finer ones.
+    std::vector<double> aims(fractions);
+    llvm::sort(aims, std::greater<double>());
     std::optional<SplitFound> best =
-        searchSplit(func, limit, fractions, std::nullopt, timeSplit);
+        searchSplit(func, limit, aims, std::nullopt, timeSplit);
+    // No aim gave a plan: coarser ones, twice the largest tried up to the
+    // whole budget, the first with a plan refined. An aim out of reach
+    // cuts ops into the most slices, on the dimension whose loops need
+    // least there; what those loops leave outside (an op they could not
+    // take in, thin slices that reread their operands) may fit no plan,
+    // where fewer, wider slices do (LLaMA's attention at batch 10: by
+    // query rows for 25% of the budget, no plan; by batch for 100%, one).
+    for (double fraction = *llvm::max_element(fractions) * 2;
+         !best && fraction < 2; fraction *= 2) {
+      double aim = std::min(fraction, 1.0);
+      if (llvm::is_contained(fractions, aim))
+        continue;
+      best = searchSplit(func, limit, {aim}, std::nullopt, timeSplit);
+    }
     snapshot.restore();
     if (printStatistics && best)
       llvm::errs() << "lms-plan: @" << func.getName()

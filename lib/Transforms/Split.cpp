@@ -173,6 +173,15 @@ public:
   void shrink();
   /// Takes `ops` out of the region.
   void remove(ArrayRef<Operation *> ops);
+  /// Where the member `op` is a reshape (collapse_shape, expand_shape) that
+  /// views, through member reshapes only, a result of a member that is not
+  /// a reshape and runs each slice in its loop (`inRegion` says which ops
+  /// count): that result; else null. A view read outside the region is not
+  /// assembled by the loops but made again after them on the assembled
+  /// result it views: assembling it too would hold the same elements twice
+  /// (exporters read a saved activation through a view, and keep it).
+  Value viewedValue(Operation *op,
+                    llvm::function_ref<bool(Operation *)> inRegion) const;
 
 private:
   /// The axis `v` must have: its dimension `dim` holds extent x scale
@@ -720,12 +729,48 @@ void RegionGrower::growGreedy(OpInfo seed) {
   remove(ArrayRef<Operation *>(order).drop_front(bestSize));
 }
 
+Value RegionGrower::viewedValue(
+    Operation *op, llvm::function_ref<bool(Operation *)> inRegion) const {
+  while (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
+    Value source = op->getOperand(0);
+    Operation *producer = source.getDefiningOp();
+    if (!producer || !inRegion(producer) || !members.count(producer))
+      return {};
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(producer)) {
+      const OpInfo &info = members.find(producer)->second;
+      if (info.reducing || info.gather || isa<tensor::EmptyOp>(producer) ||
+          !resultAxis.count(source))
+        return {};
+      return source;
+    }
+    op = producer;
+  }
+  return {};
+}
+
 std::pair<uint64_t, uint64_t>
 RegionGrower::estimate(const DenseSet<Operation *> &region) const {
   // What the loops hold at once, roughly: the tensors they read from
   // outside and the ones they give out, whole; and the tensors only they
-  // use, of which a slice at a time.
+  // use, of which a slice at a time. A view given out is made after the
+  // loops on the whole value it views (viewedValue): that value counts.
   uint64_t whole = 0, internal = 0;
+  auto readOutside = [&](Value result) {
+    return llvm::any_of(result.getUsers(), [&](Operation *user) {
+      Operation *ancestor = block->findAncestorOpInBlock(*user);
+      return !ancestor || !region.contains(ancestor);
+    });
+  };
+  auto inRegion = [&](Operation *op) { return region.contains(op); };
+  DenseSet<Value> viewed;
+  DenseSet<Operation *> views;
+  for (Operation *op : region)
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op) &&
+        readOutside(op->getResult(0)))
+      if (Value root = viewedValue(op, inRegion)) {
+        viewed.insert(root);
+        views.insert(op);
+      }
   DenseSet<Value> inputs;
   for (Operation *op : region) {
     const OpInfo &info = members.find(op)->second;
@@ -734,12 +779,10 @@ RegionGrower::estimate(const DenseSet<Operation *> &region) const {
       if ((!producer || !region.contains(producer)) && inputs.insert(v).second)
         whole += tensorBytes(v);
     }
+    if (views.contains(op))
+      continue;
     for (OpResult result : op->getResults()) {
-      bool outside = llvm::any_of(result.getUsers(), [&](Operation *user) {
-        Operation *ancestor = block->findAncestorOpInBlock(*user);
-        return !ancestor || !region.contains(ancestor);
-      });
-      if (outside || info.reducing)
+      if (readOutside(result) || viewed.contains(result) || info.reducing)
         whole += tensorBytes(result);
       else
         internal += tensorBytes(result);
@@ -1282,6 +1325,8 @@ LogicalResult SplitBuilder::buildLoop(unsigned k, Operation *&after,
   // outside the region, assembled whole.
   SmallVector<Value> reducedResults, carriedInits;
   SmallVector<std::pair<Value, Axis>> assembled;
+  // Views read outside the region, and the assembled values they view.
+  SmallVector<std::pair<Value, Value>> views;
   for (Operation *op : primary) {
     const OpInfo &info = members.lookup(op);
     if (info.reducing) {
@@ -1296,10 +1341,23 @@ LogicalResult SplitBuilder::buildLoop(unsigned k, Operation *&after,
       bool outside = llvm::any_of(result.getUsers(), [&](Operation *user) {
         return !isMember(block->findAncestorOpInBlock(*user));
       });
-      if (outside)
-        assembled.push_back({result, *info.results[i]});
+      if (!outside)
+        continue;
+      // A view of a value this loop computes: made again after the loop.
+      if (Value root = grower.viewedValue(op, [&](Operation *producer) {
+            return isMember(producer) &&
+                   members.lookup(producer).firstLoop == k;
+          })) {
+        views.push_back({result, root});
+        continue;
+      }
+      assembled.push_back({result, *info.results[i]});
     }
   }
+  for (auto &[view, root] : views)
+    if (llvm::none_of(assembled,
+                      [&](auto &entry) { return entry.first == root; }))
+      assembled.push_back({root, grower.resultAxis.lookup(root)});
   // The loop goes after its last op (and after the previous loop); every
   // outside use of what it computes must come later.
   Operation *last = primary.back();
@@ -1328,6 +1386,9 @@ LogicalResult SplitBuilder::buildLoop(unsigned k, Operation *&after,
       return failure();
   for (auto &[v, axis] : assembled)
     if (!checkUses(v))
+      return failure();
+  for (auto &[view, root] : views)
+    if (!checkUses(view))
       return failure();
 
   Location loc = grower.anchor->getLoc();
@@ -1631,7 +1692,28 @@ LogicalResult SplitBuilder::buildLoop(unsigned k, Operation *&after,
     finals[v] = forOp.getResult(i);
   for (auto [i, entry] : llvm::enumerate(assembled))
     finals[entry.first] = forOp.getResult(reducedResults.size() + i);
+  // The views, after the loop: each chain of reshapes again, on the whole
+  // value the loop assembled (a view shared by two chains is made once).
   after = forOp;
+  IRMapping mapping;
+  for (auto &[view, root] : views) {
+    SmallVector<Operation *> chain;
+    for (Operation *op = view.getDefiningOp();;
+         op = op->getOperand(0).getDefiningOp()) {
+      chain.push_back(op);
+      if (op->getOperand(0) == root)
+        break;
+    }
+    mapping.map(root, finals.lookup(root));
+    for (Operation *op : llvm::reverse(chain)) {
+      if (mapping.contains(op->getResult(0)))
+        continue;
+      b.setInsertionPointAfter(after);
+      after = b.clone(*op, mapping);
+      created.push_back(after);
+    }
+    finals[view] = mapping.lookup(view);
+  }
   return success();
 }
 
@@ -1787,12 +1869,13 @@ unsigned positionOf(Operation *op) {
 
 /// What the ops around `anchor` need once split into `slices` (the largest
 /// smallest-feasible-budget of the loops made), measured on a copy of the
-/// function; nullopt where the split fails (reason in why).
-static std::optional<uint64_t> trialSplit(FunctionOpInterface func,
-                                          Operation *anchor, int64_t slices,
-                                          const GraphOptions &options,
-                                          const SplitKnobs &knobs,
-                                          std::string &why) {
+/// function; nullopt where the split fails (reason in why). With `around`,
+/// also the most that the loops or an op reading what they compute need
+/// there: a region that leaves out a neighbour hands it whole tensors.
+static std::optional<uint64_t>
+trialSplit(FunctionOpInterface func, Operation *anchor, int64_t slices,
+           const GraphOptions &options, const SplitKnobs &knobs,
+           std::string &why, uint64_t *around = nullptr) {
   auto module = func->getParentOfType<ModuleOp>();
   if (!module)
     return std::nullopt;
@@ -1811,10 +1894,19 @@ static std::optional<uint64_t> trialSplit(FunctionOpInterface func,
   if (failed(graph))
     return std::nullopt;
   uint64_t bytes = 0;
+  auto need = [&](Operation *op) -> uint64_t {
+    std::optional<::lms::OpIndex> index = graph->lookupOp(op);
+    return index ? ::lms::feasibleBytesOf(graph->getGraph(), *index) : 0;
+  };
   for (Operation *loop : loops)
-    if (std::optional<::lms::OpIndex> index = graph->lookupOp(loop))
-      bytes =
-          std::max(bytes, ::lms::feasibleBytesOf(graph->getGraph(), *index));
+    bytes = std::max(bytes, need(loop));
+  if (around) {
+    *around = bytes;
+    for (Operation *loop : loops)
+      for (Operation *user : loop->getUsers())
+        if (Operation *reader = block.findAncestorOpInBlock(*user))
+          *around = std::max(*around, need(reader));
+  }
   return bytes;
 }
 
@@ -2008,10 +2100,14 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
       }
     }
     if (!count && (!knobs.loop || !knobs.growth)) {
-      // The dimension and the growth whose loops need least at the most
-      // slices, measured (the tensors a region reads whole count as much
-      // as those it keeps internal).
-      std::optional<std::tuple<unsigned, SplitGrowth, uint64_t>> best;
+      // The dimension and the growth whose loops, and the ops that read
+      // what they compute, need least at the most slices, measured (the
+      // tensors a region reads whole count as much as those it keeps
+      // internal); of two that leave the same neighbour setting the
+      // bound, the one whose loops need least. A region that stops short
+      // of a neighbour (a softmax's normalization after its sums) hands it
+      // whole tensors, and no later split may take it.
+      std::optional<std::tuple<unsigned, SplitGrowth, uint64_t, uint64_t>> best;
       unsigned numDims =
           isa<linalg::LinalgOp>(anchor)
               ? cast<linalg::LinalgOp>(anchor).getNumLoops()
@@ -2031,11 +2127,14 @@ FailureOr<unsigned> mlir::lms::splitFunction(FunctionOpInterface func,
           SplitKnobs at = knobs;
           at.loop = d;
           at.growth = growth;
+          uint64_t around = 0;
           std::optional<uint64_t> bytes =
               trialSplit(func, anchor, candidate->sliceCounts().back(), options,
-                         at, ignored);
-          if (bytes && (!best || *bytes < std::get<2>(*best)))
-            best = {d, growth, *bytes};
+                         at, ignored, &around);
+          if (bytes && (!best || std::make_pair(around, *bytes) <
+                                     std::make_pair(std::get<2>(*best),
+                                                    std::get<3>(*best))))
+            best = {d, growth, around, *bytes};
         }
       }
       if (best) {

@@ -71,19 +71,19 @@
 // COM: it fits, same values, measured == analysed <= budget.
 // RUN: not lms-opt %s --lms-plan="budget=11000 split=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
 // INFEASIBLE: error: budget {{.*}} (11000 bytes) is below the smallest feasible budget {{.*}} (16644 bytes) of this op
-// COM: The slice count is the device model's: aiming at 25% of the budget
-// COM: takes many slices, slower; the refinement aims the loss head's kind
-// COM: of op at twice that, then at the whole budget (4 slices), faster each
-// COM: time.
+// COM: The slice count is the device model's: by default it plans two
+// COM: aims, the whole budget (4 slices) and 25% of it (many slices,
+// COM: slower); the refinement then aims the loss head's kind of op
+// COM: at half the budget, slower: the whole budget stays.
 // RUN: lms-opt %s --lms-plan="budget=11000 alignment=256 stats=true" -o %t.plan.mlir 2> %t.plan.log
 // RUN: FileCheck %s --check-prefix=PLANSTATS < %t.plan.log
-// PLANSTATS: lms-plan: @head: split for 25% of the budget: {{[0-9.]+}} us
-// PLANSTATS: lms-plan: @head: split for 25% of the budget, linalg.generic like the one at {{.*}} aiming at 5500 bytes: {{[0-9.]+}} us
-// PLANSTATS: lms-plan: @head: split for 25% of the budget, linalg.generic like the one at {{.*}} aiming at 11000 bytes: {{[0-9.]+}} us
-// PLANSTATS: lms-plan: @head: chosen: split for 25% of the budget, linalg.generic like the one at {{.*}} aiming at 11000 bytes
+// PLANSTATS: lms-plan: @head: split for 100% of the budget: {{[0-9.]+}} us
+// PLANSTATS-NEXT: lms-plan: @head: split for 25% of the budget: {{[0-9.]+}} us
+// PLANSTATS-NEXT: lms-plan: @head: split for 100% of the budget, linalg.generic like the one at {{.*}} aiming at 5500 bytes: {{[0-9.]+}} us
+// PLANSTATS-NEXT: lms-plan: @head: chosen: split for 100% of the budget{{$}}
 // PLANSTATS: lms-split: @head: 'linalg.generic' at {{.*}}: loop 0 in 4 slices
-// RUN: %python -c "import re,sys; t=open(sys.argv[1]).read(); b=float(re.search(r'budget: ([\d.]+) us', t)[1]); h=float(re.search(r'5500 bytes: ([\d.]+) us', t)[1]); w=float(re.search(r'11000 bytes: ([\d.]+) us', t)[1]); assert w < h < b, (w, h, b); print('refined faster')" %t.plan.log | FileCheck %s --check-prefix=REFINED
-// REFINED: refined faster
+// RUN: %python -c "import re,sys; t=open(sys.argv[1]).read(); q=float(re.search(r'25% of the budget: ([\d.]+) us', t)[1]); h=float(re.search(r'5500 bytes: ([\d.]+) us', t)[1]); w=float(re.search(r'100% of the budget: ([\d.]+) us', t)[1]); assert w < h < q, (w, h, q); print('whole budget faster')" %t.plan.log | FileCheck %s --check-prefix=REFINED
+// REFINED: whole budget faster
 // RUN: FileCheck %s --check-prefix=PLANIR < %t.plan.mlir
 // PLANIR-LABEL: func.func @head
 // PLANIR: scf.for
@@ -97,13 +97,13 @@
 // PLANNED-NEXT: no leaks
 
 // COM: Several aims (split-fraction=0.25,0.5,1): each is split and planned on
-// COM: a copy, the fastest simulated step wins; the chosen plan runs, fits and
-// COM: computes the same values.
+// COM: a copy, the coarsest first, the fastest simulated step wins; the
+// COM: chosen plan runs, fits and computes the same values.
 // RUN: lms-opt %s --lms-plan="budget=11000 alignment=256 stats=true split-fraction=0.25,0.5,1" -o %t.aims.mlir 2> %t.aims.log
 // RUN: FileCheck %s --check-prefix=AIMS < %t.aims.log
-// AIMS: lms-plan: @head: split for 25% of the budget: {{[0-9.]+}} us
+// AIMS: lms-plan: @head: split for 100% of the budget: {{[0-9.]+}} us
 // AIMS-NEXT: lms-plan: @head: split for 50% of the budget: {{[0-9.]+}} us
-// AIMS-NEXT: lms-plan: @head: split for 100% of the budget: {{[0-9.]+}} us
+// AIMS-NEXT: lms-plan: @head: split for 25% of the budget: {{[0-9.]+}} us
 // COM: (then the refinement's trials of the chosen aim's kinds of ops)
 // AIMS: lms-plan: @head: chosen: split for {{[0-9]+}}% of the budget{{$}}
 // AIMS-NEXT: lms-split: @head: 'linalg.generic' at {{.*}}: loop 0 in {{[0-9]+}} slices

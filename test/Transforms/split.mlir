@@ -141,3 +141,50 @@ func.func @tokens(%x: tensor<4x8x16xf32>) -> tensor<32xf32> {
   } -> tensor<32xf32>
   return %r : tensor<32xf32>
 }
+
+// -----
+
+// COM: A view of a value the loop computes, read after it (exporters read a
+// COM: saved activation through a view, and keep the activation too): the
+// COM: loop assembles the activation once and the view is made again after
+// COM: it, on the whole value. Assembling the view as well would hold the
+// COM: same 8 KiB twice (its loops needed 20544 bytes so).
+// STATS: lms-split: @saved_view: 'linalg.generic' at {{.*}}: loop 0 in 4 slices (8 ops, 1 loops): the op needed 16384 bytes, its loops need 12352
+// CHECK-LABEL: func.func @saved_view
+// CHECK: %[[R:.*]]:2 = scf.for {{.*}} -> (tensor<8x256xf32>, tensor<8xf32>) {
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[FLAT:.*]] = tensor.collapse_shape %[[R]]#0 {{\[\[}}0, 1]] : tensor<8x256xf32> into tensor<2048xf32>
+// CHECK: tensor.extract %[[FLAT]]
+// CHECK: tensor.extract %[[R]]#0
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @saved_view(%x: tensor<8xf32>) -> (tensor<8xf32>, f32, f32) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c5 = arith.constant 5 : index
+  %e = tensor.empty() : tensor<8x256xf32>
+  %a = linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8xf32>) outs(%e : tensor<8x256xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.exp %in : f32
+    linalg.yield %v : f32
+  } -> tensor<8x256xf32>
+  %e2 = tensor.empty() : tensor<8x256xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<8x256xf32>) outs(%e2 : tensor<8x256xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.mulf %in, %in : f32
+    linalg.yield %v : f32
+  } -> tensor<8x256xf32>
+  %flat = tensor.collapse_shape %b [[0, 1]] : tensor<8x256xf32> into tensor<2048xf32>
+  %e3 = tensor.empty() : tensor<8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e3 : tensor<8xf32>) -> tensor<8xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%b : tensor<8x256xf32>) outs(%f : tensor<8xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %v = arith.addf %in, %acc : f32
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  %p = tensor.extract %flat[%c5] : tensor<2048xf32>
+  %q = tensor.extract %b[%c0, %c5] : tensor<8x256xf32>
+  return %s, %p, %q : tensor<8xf32>, f32, f32
+}

@@ -510,7 +510,7 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "fraction of the budget, in (0, 1] (the rest is left to what "
            "stays live across the split ops); several (comma-separated): "
            "each is planned and the fastest simulated step wins (default: "
-           "0.25)">,
+           "0.25,1)">,
     Option<"refineSplits", "split-refine", "bool", "true",
            "When splitting, also try each kind of split op (up to three) "
            "with twice and half its aim (fewer and more slices), keeping "
