@@ -115,6 +115,11 @@ bool isCheapInit(Operation *op) {
   return isa<tensor::EmptyOp, linalg::FillOp>(op);
 }
 
+/// A reshape: a view of its operand, free to make again anywhere.
+bool isReshape(Operation *op) {
+  return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op);
+}
+
 /// The dimension `index` of `v`'s static shape, or -1.
 int64_t dimSize(Value v, unsigned index) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
@@ -731,12 +736,12 @@ void RegionGrower::growGreedy(OpInfo seed) {
 
 Value RegionGrower::viewedValue(
     Operation *op, llvm::function_ref<bool(Operation *)> inRegion) const {
-  while (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
+  while (isReshape(op)) {
     Value source = op->getOperand(0);
     Operation *producer = source.getDefiningOp();
     if (!producer || !inRegion(producer) || !members.count(producer))
       return {};
-    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(producer)) {
+    if (!isReshape(producer)) {
       const OpInfo &info = members.find(producer)->second;
       if (info.reducing || info.gather || isa<tensor::EmptyOp>(producer) ||
           !resultAxis.count(source))
@@ -765,8 +770,7 @@ RegionGrower::estimate(const DenseSet<Operation *> &region) const {
   DenseSet<Value> viewed;
   DenseSet<Operation *> views;
   for (Operation *op : region)
-    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op) &&
-        readOutside(op->getResult(0)))
+    if (isReshape(op) && readOutside(op->getResult(0)))
       if (Value root = viewedValue(op, inRegion)) {
         viewed.insert(root);
         views.insert(op);
