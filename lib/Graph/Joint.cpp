@@ -87,6 +87,26 @@ llvm::Expected<SwapResult> lms::offloadRecomputed(const Graph &contracted,
   return planSwaps(recomputed, device, budget, swapOptions);
 }
 
+std::vector<uint64_t> lms::linkProfile(const Graph &units,
+                                       const DeviceSpec &device,
+                                       uint64_t budget, uint64_t cap,
+                                       double link) {
+  size_t n = units.numOps();
+  std::vector<double> before(n, 0);
+  double total = 0;
+  for (size_t k = 0; k < n; ++k) {
+    before[k] = total;
+    total += opCost(units, static_cast<OpIndex>(k), &device);
+  }
+  double rate = std::min(device.h2dBandwidth, device.d2hBandwidth);
+  std::vector<uint64_t> profile(n, budget);
+  for (size_t k = 0; k < n; ++k) {
+    double bytes = link * rate * std::min(before[k], total - before[k]);
+    profile[k] += bytes >= double(cap) ? cap : static_cast<uint64_t>(bytes);
+  }
+  return profile;
+}
+
 namespace {
 
 /// What one trial produced.
@@ -107,6 +127,18 @@ size_t distinctTensors(const SwapPlan &plan) {
   return tensors.size();
 }
 
+/// A trial's mix: how much of the excess recomputation removes, either
+/// everywhere (`share` of it, `link` 0) or where the links cannot carry it
+/// (`link` > 0: linkProfile with `link` of their time, capped at the whole
+/// excess; `share` 0).
+struct Mix {
+  double share = 0;
+  double link = 0;
+  bool operator==(const Mix &other) const {
+    return share == other.share && link == other.link;
+  }
+};
+
 class JointSearch {
 public:
   JointSearch(const Graph &graph, const DeviceSpec &device, uint64_t budget,
@@ -126,13 +158,18 @@ public:
                       excess, static_cast<uint64_t>(share * double(excess)));
   }
 
+  /// The recomputation step's budget per unit of a mix with links.
+  std::vector<uint64_t> profileOf(double link) const {
+    return linkProfile(base.graph, device, budget, peak - budget, link);
+  }
+
   /// One trial; `full` gives the recomputation planner its whole work
   /// limit (trials get a quarter).
-  llvm::Expected<Outcome>
-  evaluate(double share, const std::vector<uint8_t> &kept, bool full) const {
+  llvm::Expected<Outcome> evaluate(Mix mix, const std::vector<uint8_t> &kept,
+                                   bool full) const {
     Outcome outcome;
-    outcome.rematBudget = rematBudgetOf(share);
-    if (share <= 0) {
+    outcome.rematBudget = rematBudgetOf(mix.share);
+    if (mix.share <= 0 && mix.link <= 0) {
       // Offloading alone, on the graph as written.
       llvm::Expected<SwapResult> swaps = planSwapsWith(
           options.swapMethod, graph, device, budget, options.swap);
@@ -154,8 +191,14 @@ public:
       remat.searchIterations = std::max<uint64_t>(1, iterations / 4);
       remat.progress = nullptr;
     }
+    uint64_t floor = outcome.rematBudget;
+    if (mix.link > 0) {
+      remat.stageBudgets = profileOf(mix.link);
+      floor = budget;
+      outcome.rematBudget = *llvm::max_element(remat.stageBudgets);
+    }
     llvm::Expected<RematResult> planned =
-        planRemat(contracted, outcome.rematBudget, options.rematMethod, remat);
+        planRemat(contracted, floor, options.rematMethod, remat);
     if (!planned)
       return planned.takeError();
     outcome.computations.assign(contracted.numOps(), 0);
@@ -216,20 +259,21 @@ llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
   size_t numUnits = search.getBase().graph.numOps();
 
   std::optional<Outcome> best;
-  double bestShare = 0;
+  Mix bestMix;
   std::vector<uint8_t> bestKept(numUnits, 0);
   // Every trial that fits, in the order tried.
   struct Fitting {
-    double share;
+    Mix mix;
     std::vector<uint8_t> kept;
     Outcome outcome;
   };
   std::vector<Fitting> fitting;
-  auto choiceOf = [&](double share, const std::vector<uint8_t> &kept,
+  auto choiceOf = [&](Mix mix, const std::vector<uint8_t> &kept,
                       const Outcome &outcome) {
     JointChoice choice;
     choice.rematBudget = outcome.rematBudget;
-    choice.rematShare = share;
+    choice.rematShare = mix.share;
+    choice.link = mix.link;
     for (size_t k = 0; k < numUnits; ++k)
       if (kept[k])
         for (OpIndex op : search.getBase().members[k])
@@ -237,11 +281,12 @@ llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
     choice.seconds = outcome.seconds;
     return choice;
   };
-  auto consider = [&](double share, const std::vector<uint8_t> &kept) {
+  auto consider = [&](Mix mix, const std::vector<uint8_t> &kept) {
     JointTrial trial;
-    trial.rematShare = share;
+    trial.rematShare = mix.share;
+    trial.link = mix.link;
     trial.kept = llvm::count(kept, 1);
-    llvm::Expected<Outcome> outcome = search.evaluate(share, kept, false);
+    llvm::Expected<Outcome> outcome = search.evaluate(mix, kept, false);
     if (!outcome) {
       trial.failure = llvm::toString(outcome.takeError());
       result.trials.push_back(trial);
@@ -249,45 +294,58 @@ llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
     }
     trial.seconds = outcome->seconds;
     result.trials.push_back(trial);
-    fitting.push_back({share, kept, *outcome});
+    fitting.push_back({mix, kept, *outcome});
     // Faster by more than rounding: ties keep the earlier trial.
     if (best && !(outcome->seconds < best->seconds * (1 - 1e-9)))
       return;
     best = std::move(*outcome);
-    bestShare = share;
+    bestMix = mix;
     bestKept = kept;
   };
 
-  // 1. Levels.
+  // 1. Levels: shares of the excess recomputed everywhere, then
+  // recomputation that leaves to offloading what the links can carry
+  // (half, a quarter, an eighth of their time).
   std::vector<uint8_t> none(numUnits, 0);
   for (double share : {0.0, 1.0, 0.75, 0.5, 0.25})
-    consider(share, none);
+    consider({share, 0}, none);
+  for (double link : {0.5, 0.25, 0.125})
+    consider({0, link}, none);
   if (!best) {
     std::string why;
     for (const JointTrial &trial : result.trials)
-      why += llvm::formatv("{0}recomputing {1:P0} of the excess: {2}",
-                           why.empty() ? "" : "; ", trial.rematShare,
+      why += llvm::formatv("{0}recomputing {1}: {2}", why.empty() ? "" : "; ",
+                           describeMix(trial.rematShare, trial.link),
                            trial.failure)
                  .str();
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "no joint plan fits: " + why);
   }
-  // Between the levels around the best, in halving steps (an eighth down
-  // to a sixty-fourth). From recomputation alone (share 1) too:
-  // a small share offloaded may be what the links hide (ResNet-50 on PCIe,
-  // where a quarter of the excess is already far more than they carry).
-  if (bestShare > 0)
-    for (double step = 0.125; step >= 1.0 / 64; step /= 2) {
-      double share = bestShare;
-      consider(share - step, none);
-      if (share + step < 1)
-        consider(share + step, none);
+  if (bestMix.link > 0) {
+    // Between the link levels around the best, in halving steps (a
+    // quarter of it down to a sixteenth).
+    double level = bestMix.link;
+    for (double step = level / 4; step >= level / 16; step /= 2) {
+      double link = bestMix.link;
+      consider({0, link - step}, none);
+      consider({0, link + step}, none);
     }
+  } else if (bestMix.share > 0) {
+    // Between the levels around the best, in halving steps (an eighth
+    // down to a sixty-fourth). From recomputation alone (share 1) too: a
+    // small share offloaded may be what the links hide.
+    for (double step = 0.125; step >= 1.0 / 64; step /= 2) {
+      double share = bestMix.share;
+      consider({share - step, 0}, none);
+      if (share + step < 1)
+        consider({share + step, 0}, none);
+    }
+  }
 
   // 2. Per unit: the costliest recomputations, kept one at a time for the
   // offloading planner (which only runs when recomputation leaves it some
   // of the excess).
-  if (bestShare > 0 && bestShare < 1) {
+  if (bestMix.link > 0 || (bestMix.share > 0 && bestMix.share < 1)) {
     const Graph &units = search.getBase().graph;
     std::vector<std::pair<double, OpIndex>> costly;
     for (OpIndex k = 0; k < static_cast<OpIndex>(numUnits); ++k)
@@ -308,7 +366,7 @@ llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
     for (auto [cost, unit] : costly) {
       std::vector<uint8_t> kept = bestKept;
       kept[unit] = 1;
-      consider(bestShare, kept);
+      consider(bestMix, kept);
       failuresInARow =
           result.trials.back().failure.empty() ? 0 : failuresInARow + 1;
       if (failuresInARow == 2)
@@ -318,39 +376,40 @@ llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
 
   // The chosen trial and the fastest other one again, with the
   // recomputation planner's whole work limit, which the rewrite gets too
-  // (the fastest of all is kept). The trials' quarter of it ranks shares
+  // (the fastest of all is kept). The trials' quarter of it ranks mixes
   // only roughly: on ResNet-50 at batch 905 the second trial (97%) took
   // 3.85 s and ran again 3.73 s; the first (98%) 3.79 s either way.
-  std::vector<std::pair<double, std::vector<uint8_t>>> finals;
-  if (bestShare > 0)
-    finals.push_back({bestShare, bestKept});
+  auto recomputes = [](Mix mix) { return mix.share > 0 || mix.link > 0; };
+  std::vector<std::pair<Mix, std::vector<uint8_t>>> finals;
+  if (recomputes(bestMix))
+    finals.push_back({bestMix, bestKept});
   {
     const Fitting *second = nullptr;
     for (const Fitting &f : fitting)
-      if (f.share > 0 && !(f.share == bestShare && f.kept == bestKept) &&
+      if (recomputes(f.mix) && !(f.mix == bestMix && f.kept == bestKept) &&
           (!second || f.outcome.seconds < second->outcome.seconds))
         second = &f;
     if (second)
-      finals.push_back({second->share, second->kept});
+      finals.push_back({second->mix, second->kept});
   }
-  for (auto &[share, kept] : finals) {
-    llvm::Expected<Outcome> final = search.evaluate(share, kept, true);
+  for (auto &[mix, kept] : finals) {
+    llvm::Expected<Outcome> final = search.evaluate(mix, kept, true);
     if (!final) {
       llvm::consumeError(final.takeError());
       continue;
     }
     // The chosen trial's own rerun replaces it unless slower; another
     // trial must be faster by more than rounding (ties keep the choice).
-    bool same = share == bestShare && kept == bestKept;
+    bool same = mix == bestMix && kept == bestKept;
     if (same ? final->seconds <= best->seconds
              : final->seconds < best->seconds * (1 - 1e-9)) {
       best = std::move(*final);
-      bestShare = share;
+      bestMix = mix;
       bestKept = kept;
     }
   }
 
-  static_cast<JointChoice &>(result) = choiceOf(bestShare, bestKept, *best);
+  static_cast<JointChoice &>(result) = choiceOf(bestMix, bestKept, *best);
   // The alternatives: the other fitting trials, fastest first (earlier on
   // ties), without repeats of the choice.
   std::stable_sort(fitting.begin(), fitting.end(),
@@ -360,15 +419,15 @@ llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
   for (const Fitting &f : fitting) {
     if (result.alternatives.size() == 3)
       break;
-    if (f.share == bestShare && f.kept == bestKept)
+    if (f.mix == bestMix && f.kept == bestKept)
       continue;
     bool repeated =
         llvm::any_of(result.alternatives, [&](const JointChoice &c) {
-          return c.rematShare == f.share &&
-                 c.keptOps == choiceOf(f.share, f.kept, f.outcome).keptOps;
+          return c.rematShare == f.mix.share && c.link == f.mix.link &&
+                 c.keptOps == choiceOf(f.mix, f.kept, f.outcome).keptOps;
         });
     if (!repeated)
-      result.alternatives.push_back(choiceOf(f.share, f.kept, f.outcome));
+      result.alternatives.push_back(choiceOf(f.mix, f.kept, f.outcome));
   }
   result.peakBytes = best->peakBytes;
   result.hostPeakBytes = best->hostPeakBytes;
@@ -376,4 +435,13 @@ llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
   for (unsigned computations : best->computations)
     result.recomputes += computations > 1 ? computations - 1 : 0;
   return result;
+}
+
+std::string lms::describeMix(double share, double link) {
+  if (link > 0)
+    return llvm::formatv("all but what the links carry in {0:P1} of their "
+                         "time",
+                         link)
+        .str();
+  return llvm::formatv("{0,3:P0} of the excess", share).str();
 }

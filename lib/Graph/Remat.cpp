@@ -538,12 +538,13 @@ llvm::Error lms::detail::noPlanInTime(double seconds) {
           .str());
 }
 
-llvm::Expected<RematResult> lms::detail::finishPlan(const Graph &graph,
-                                                    Plan plan, uint64_t budget,
-                                                    const DeviceSpec *device,
-                                                    std::string method) {
+llvm::Expected<RematResult>
+lms::detail::finishPlan(const Graph &graph, Plan plan, uint64_t budget,
+                        const DeviceSpec *device, std::string method,
+                        const std::vector<uint64_t> &stageBudgets) {
+  bool staged = stageBudgets.size() == graph.numOps();
   llvm::Expected<MemoryProfile> profile =
-      evaluatePlan(graph, plan, EvalOptions{/*recordSteps=*/false});
+      evaluatePlan(graph, plan, EvalOptions{/*recordSteps=*/staged});
   if (!profile)
     return infeasible("internal error: the " + method + " plan is invalid: " +
                       llvm::toString(profile.takeError()));
@@ -554,6 +555,30 @@ llvm::Expected<RematResult> lms::detail::finishPlan(const Graph &graph,
       result.computeCost += opCost(graph, step.index, device);
   result.plan = std::move(plan);
   result.method = std::move(method);
+  if (staged) {
+    // Backwards: the stage of a computation is the next first one.
+    std::vector<uint8_t> seen(graph.numOps(), 0);
+    std::vector<OpIndex> firstAt(profile->computeSteps.size(), -1);
+    for (size_t i = 0; i < profile->computeSteps.size(); ++i) {
+      OpIndex op = profile->computeSteps[i].first;
+      if (!seen[op])
+        firstAt[i] = op;
+      seen[op] = 1;
+    }
+    OpIndex stage = static_cast<OpIndex>(graph.numOps()) - 1;
+    for (size_t i = profile->computeSteps.size(); i-- > 0;) {
+      if (firstAt[i] >= 0)
+        stage = firstAt[i];
+      uint64_t during = profile->computeSteps[i].second.during;
+      if (during > std::max(budget, stageBudgets[stage]))
+        return infeasible(
+            llvm::formatv("the {0} plan needs {1} bytes at stage {2}, over "
+                          "its budget of {3}",
+                          result.method, during, stage, stageBudgets[stage])
+                .str());
+    }
+    return result;
+  }
   if (result.peakBytes > budget)
     return infeasible(llvm::formatv("the {0} plan peaks at {1} bytes, over "
                                     "the budget of {2}",
@@ -1080,6 +1105,12 @@ std::optional<RematMethod> lms::parseRematMethod(llvm::StringRef name) {
 llvm::Expected<RematResult> lms::planRemat(const Graph &graph, uint64_t budget,
                                            RematMethod method,
                                            const RematOptions &options) {
+  if (method != RematMethod::Heuristic && !options.stageBudgets.empty()) {
+    // Only the heuristic meets a profile; the others meet its floor.
+    RematOptions flat = options;
+    flat.stageBudgets.clear();
+    return planRemat(graph, budget, method, flat);
+  }
   switch (method) {
   case RematMethod::Heuristic:
     return planRematHeuristic(graph, budget, options);

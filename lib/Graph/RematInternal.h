@@ -12,11 +12,13 @@
 namespace lms::detail {
 
 /// Validates `plan` by evaluation, fills peak and cost, and fails when the
-/// plan is invalid or over the budget.
-llvm::Expected<RematResult> finishPlan(const Graph &graph, Plan plan,
-                                       uint64_t budget,
-                                       const DeviceSpec *device,
-                                       std::string method);
+/// plan is invalid or over the budget (with `stageBudgets`, one per op:
+/// over the budget of the stage of any computation, the stage being the op
+/// computed for the first time at or after it).
+llvm::Expected<RematResult>
+finishPlan(const Graph &graph, Plan plan, uint64_t budget,
+           const DeviceSpec *device, std::string method,
+           const std::vector<uint64_t> &stageBudgets = {});
 
 /// The error of a search that its time limit stopped before it had a plan
 /// (the limit is a hard cap: no search runs past it for a first plan).

@@ -152,9 +152,15 @@ struct State {
 
 class IntervalPlanner {
 public:
-  IntervalPlanner(const Graph &graph, const DeviceSpec *device, uint64_t budget)
+  IntervalPlanner(const Graph &graph, const DeviceSpec *device, uint64_t budget,
+                  const std::vector<uint64_t> &stageBudgets = {})
       : graph(graph), budget(static_cast<int64_t>(budget)),
         numStages(static_cast<int>(graph.numOps())) {
+    slack.assign(numStages, 0);
+    if (stageBudgets.size() == static_cast<size_t>(numStages))
+      for (int st = 0; st < numStages; ++st)
+        slack[st] = std::max<int64_t>(
+            0, static_cast<int64_t>(stageBudgets[st]) - this->budget);
     // One item per op, one per argument on the device.
     itemOfTensor.assign(graph.numTensors(), -1);
     std::vector<uint8_t> recomputable = detail::recomputableOps(graph);
@@ -253,7 +259,13 @@ public:
     int64_t running = 0;
     for (int st = 0; st < numStages; ++st)
       s.cov[st] = running += difference[st];
-    s.memory.assign(s.cov);
+    // The tree holds what each stage needs beyond its own budget's room
+    // over `budget` (its slack), so that one comparison with `budget`
+    // finds the stages over theirs.
+    std::vector<int64_t> excess(s.cov);
+    for (int st = 0; st < numStages; ++st)
+      excess[st] -= slack[st];
+    s.memory.assign(excess);
     for (std::vector<int> &u : s.uses)
       std::sort(u.begin(), u.end());
     dirty.assign(numStages, 1);
@@ -386,7 +398,7 @@ public:
       for (int st = std::max(a + 1, worst - kWindow),
                last = std::min(b, worst + kWindow + 1);
            st < last; ++st) {
-        int64_t m = s.cov[st] + s.extra[st] - budget;
+        int64_t m = s.cov[st] + s.extra[st] - budgetAt(st);
         if (m > 0)
           benefit += static_cast<double>(
               std::min<int64_t>(m, static_cast<int64_t>(item.mem)));
@@ -399,7 +411,7 @@ public:
       while (early - 1 > worst && b - early < kWindow &&
              s.cov[early - 1] + s.extra[early - 1] +
                      static_cast<int64_t>(item.mem) <=
-                 budget)
+                 budgetAt(early - 1))
         --early;
       bool tabuAtB = isTabu(static_cast<int>(p), b);
       int candidatesR[3] = {b, early, worst + 1};
@@ -411,7 +423,7 @@ public:
           continue; // evaluated already
         double lost = 0;
         for (int st = r; st < b && st < r + kWindow; ++st) {
-          int64_t m = s.cov[st] + s.extra[st] - budget;
+          int64_t m = s.cov[st] + s.extra[st] - budgetAt(st);
           if (m > 0)
             lost += static_cast<double>(
                 std::min<int64_t>(m, static_cast<int64_t>(item.mem)));
@@ -429,7 +441,7 @@ public:
         // The recomputed inputs crowd stage r (p itself is counted above
         // or was resident there anyway).
         estimatedBytes -= item.mem;
-        int64_t before = s.cov[r] + s.extra[r] - budget;
+        int64_t before = s.cov[r] + s.extra[r] - budgetAt(r);
         int64_t after = before + static_cast<int64_t>(estimatedBytes);
         lost += static_cast<double>(std::max<int64_t>(after, 0) -
                                     std::max<int64_t>(before, 0));
@@ -497,7 +509,8 @@ public:
     failure = llvm::formatv(
         "stage {0} ('{1}') needs {2} bytes, over the budget of {3}, and "
         "no tensor carried across it can be freed there",
-        worst, graph.op(worst).name, s.cov[worst] + s.extra[worst], budget);
+        worst, graph.op(worst).name, s.cov[worst] + s.extra[worst],
+        budgetAt(worst));
     return false;
   }
 
@@ -557,7 +570,7 @@ public:
     refresh();
     int64_t total = 0;
     for (int st = 0; st < numStages; ++st)
-      total += std::max<int64_t>(0, s.cov[st] + s.extra[st] - budget);
+      total += std::max<int64_t>(0, s.cov[st] + s.extra[st] - budgetAt(st));
     return total;
   }
 
@@ -660,9 +673,14 @@ public:
     return plan;
   }
 
+  /// The budget of stage `st`.
+  int64_t budgetAt(int st) const { return budget + slack[st]; }
+
   const Graph &graph;
   int64_t budget;
   int numStages;
+  /// Per stage, how far its budget is above `budget`.
+  std::vector<int64_t> slack;
   std::vector<Item> items;
   std::vector<int> opItem, itemOfTensor;
   State s;
@@ -1000,7 +1018,7 @@ llvm::Expected<RematResult>
 lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
                                 const RematOptions &options,
                                 RetentionIntervals *intervals) {
-  IntervalPlanner planner(graph, options.device, budget);
+  IntervalPlanner planner(graph, options.device, budget, options.stageBudgets);
 
   planner.reset();
   size_t maxSplits = 64 * graph.numOps() + 1024;
@@ -1110,8 +1128,9 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
   planner.reindex();
   if (intervals)
     *intervals = planner.intervals();
-  llvm::Expected<RematResult> result = detail::finishPlan(
-      graph, planner.emit(), budget, options.device, "heuristic");
+  llvm::Expected<RematResult> result =
+      detail::finishPlan(graph, planner.emit(), budget, options.device,
+                         "heuristic", options.stageBudgets);
   if (result) {
     result->stoppedByTimeLimit = limits.stoppedByCap();
     result->lowerBound = minimum;

@@ -43,8 +43,8 @@ struct Outcome {
   double seconds = 0;
   SwapStats swaps;
   RematStats remat;
-  /// The joint plan: the share of the excess its recomputation removes.
-  std::optional<double> jointShare;
+  /// The joint plan: what its recomputation removes (describeMix).
+  std::optional<std::string> jointMix;
 };
 
 /// A split where no op's bound is over the budget is kept only when its
@@ -213,9 +213,10 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     if (printStatistics)
       for (const ::lms::JointTrial &trial : planned->trials)
         llvm::errs() << llvm::formatv(
-            "lms-plan: @{0}: joint trial: recompute {1,3:P0} of the excess, "
-            "{2} units kept: {3}\n",
-            nameOf(func), trial.rematShare, trial.kept,
+            "lms-plan: @{0}: joint trial: recompute {1}, {2} units kept: "
+            "{3}\n",
+            nameOf(func), ::lms::describeMix(trial.rematShare, trial.link),
+            trial.kept,
             trial.seconds
                 ? llvm::formatv("{0:F1} us", *trial.seconds * 1e6).str()
                 : trial.failure);
@@ -262,9 +263,21 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     Outcome outcome;
     GraphOptions liveOptions = graphOptions;
     liveOptions.arena = false;
-    outcome.jointShare = choice.rematShare;
+    outcome.jointMix = ::lms::describeMix(choice.rematShare, choice.link);
     RematKnobs knobs = rematKnobs;
     knobs.keptOps = choice.keptOps;
+    if (choice.link > 0) {
+      // The joint planner's profile, on the same units (the function's
+      // graph without an arena, contracted as the joint planner did).
+      // rematBudget is its largest entry: capping at what it is above
+      // the budget gives the same profile.
+      knobs.stageBudgets = [&spec, limit, link = choice.link,
+                            cap = choice.rematBudget -
+                                  std::min(limit, choice.rematBudget)](
+                               const ::lms::Graph &units) {
+        return ::lms::linkProfile(units, spec, limit, cap, link);
+      };
+    }
     if (choice.rematShare >= 1) {
       FailureOr<RematStats> remat =
           rematerializeFunction(func, graphOptions, spec, limit, knobs);
@@ -272,7 +285,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         return failure();
       outcome.remat = *remat;
     } else {
-      if (choice.rematShare > 0) {
+      if (choice.rematShare > 0 || choice.link > 0) {
         FailureOr<RematStats> remat = rematerializeFunction(
             func, liveOptions, spec, choice.rematBudget, knobs);
         if (failed(remat))
@@ -1000,11 +1013,8 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         llvm::errs() << llvm::formatv(
             "{0:F1} us, {1} tensors offloaded, {2} recomputes{3}{4}\n",
             o.seconds * 1e6, o.swaps.tensors, o.remat.recomputes,
-            o.jointShare ? llvm::formatv(" (recomputation removes {0:P0} of "
-                                         "the excess)",
-                                         *o.jointShare)
-                               .str()
-                         : std::string(),
+            o.jointMix ? " (recomputation removes " + *o.jointMix + ")"
+                       : std::string(),
             best && *best == i ? "  <- chosen" : "");
       }
     }

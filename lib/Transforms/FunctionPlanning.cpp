@@ -1017,7 +1017,17 @@ rematerializeOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
       llvm::createStringError("not planned");
   // verifyRematKnobs accepted the name.
   ::lms::RematMethod method = *::lms::parseRematMethod(planner);
+  // A profile: the planner's budget is its smallest entry, the room above
+  // it per stage is the profile's (without an arena: no replans).
+  uint64_t floor = limit;
+  if (knobs.stageBudgets) {
+    options.stageBudgets = knobs.stageBudgets(rg->graph);
+    if (!options.stageBudgets.empty())
+      floor = std::min(limit, *llvm::min_element(options.stageBudgets));
+  }
   auto plan = [&](uint64_t budget) {
+    if (knobs.stageBudgets)
+      budget = std::min(budget, floor);
     if (method != ::lms::RematMethod::ChenSqrt &&
         method != ::lms::RematMethod::ChenGreedy &&
         method != ::lms::RematMethod::Segments)

@@ -101,6 +101,38 @@ TEST(Remat, HeuristicFindsTheSingleRecomputation) {
 // When nothing can be recomputed where the memory is short, the error names
 // that op (RematFailure::op), for callers that point at it, and failedOp
 // leaves the message as it was.
+TEST(Remat, HeuristicMeetsABudgetPerStage) {
+  // Under 12 bytes everywhere, A is recomputed for E (cost 105). With room
+  // for 21 bytes while C and D run, A stays resident (cost 104, the peak
+  // 21 where the room is); the plan meets each stage's budget, the
+  // computations of a stage (recomputations, then its op) counted there.
+  OneRecompute one;
+  const Graph &g = one.g;
+  RematOptions options;
+  options.stageBudgets = {12, 12, 21, 21, 12};
+  llvm::Expected<RematResult> roomy =
+      planRemat(g, 12, RematMethod::Heuristic, options);
+  ASSERT_TRUE(static_cast<bool>(roomy)) << llvm::toString(roomy.takeError());
+  EXPECT_DOUBLE_EQ(roomy->computeCost, 104);
+  EXPECT_EQ(roomy->peakBytes, 21u);
+  llvm::Expected<MemoryProfile> profile = evaluatePlan(g, roomy->plan);
+  ASSERT_TRUE(static_cast<bool>(profile));
+  for (auto [op, memory] : profile->computeSteps)
+    EXPECT_LE(memory.during, options.stageBudgets[op]) << "op " << op;
+  // Room at C only: D still needs A beside C, so A is recomputed.
+  options.stageBudgets = {12, 12, 21, 12, 12};
+  llvm::Expected<RematResult> tight =
+      planRemat(g, 12, RematMethod::Heuristic, options);
+  ASSERT_TRUE(static_cast<bool>(tight)) << llvm::toString(tight.takeError());
+  EXPECT_DOUBLE_EQ(tight->computeCost, 105);
+  // The other planners meet the smallest budget everywhere.
+  options.stageBudgets = {12, 12, 21, 21, 12};
+  llvm::Expected<RematResult> dtr = planRemat(g, 12, RematMethod::DTR, options);
+  ASSERT_TRUE(static_cast<bool>(dtr)) << llvm::toString(dtr.takeError());
+  expectValid(g, *dtr, 12);
+  EXPECT_DOUBLE_EQ(dtr->computeCost, 105);
+}
+
 TEST(Remat, FailureNamesTheOp) {
   Graph g;
   TensorIndex x = g.addTensor("x", 4);

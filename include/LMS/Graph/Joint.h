@@ -82,6 +82,9 @@ struct JointTrial {
   double rematShare = 0;
   /// Units kept from recomputation.
   size_t kept = 0;
+  /// > 0: recomputation left to offloading what the links carry in this
+  /// share of their time (linkProfile), instead of a share of the excess.
+  double link = 0;
   /// The simulated step, or why there is no plan.
   std::optional<double> seconds;
   std::string failure;
@@ -94,6 +97,9 @@ struct JointChoice {
   /// recomputed), and the share of the excess it removes.
   uint64_t rematBudget = 0;
   double rematShare = 0;
+  /// > 0: recomputation meets linkProfile(units, device, budget, excess,
+  /// link) instead of one budget (rematBudget is then its largest entry).
+  double link = 0;
   /// Ops of the input graph whose units must not be recomputed.
   std::vector<OpIndex> keptOps;
   /// The simulated step.
@@ -129,6 +135,20 @@ llvm::Expected<SwapResult> offloadRecomputed(const Graph &contracted,
                                              const Plan &plan,
                                              const DeviceSpec &device,
                                              uint64_t budget);
+
+/// Per op of `units` (a contracted graph, in schedule order), the budget of
+/// a recomputation step that leaves offloading what the links can carry:
+/// `budget` plus what the slower link moves in `link` of the compute time
+/// before the op (out, in the forward) or after it (back, in the
+/// backward), at most `cap`. Memory far from both ends of the step can go
+/// to the host and back; near either end it must not be there to begin
+/// with.
+std::vector<uint64_t> linkProfile(const Graph &units, const DeviceSpec &device,
+                                  uint64_t budget, uint64_t cap, double link);
+
+/// A mix of a trial or choice in words: " 98% of the excess", or "all but
+/// what the links carry in 25.0% of their time".
+std::string describeMix(double share, double link);
 
 /// Plans `graph` for `budget` with recomputation and offloading together.
 /// Fails with a message when no trial fits (the device budget, or the host

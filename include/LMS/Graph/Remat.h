@@ -92,6 +92,12 @@ struct RematOptions {
   /// Per op, whether it belongs to the backward pass (Chen's baselines
   /// checkpoint forward outputs only). Empty: all forward.
   std::vector<uint8_t> backwardOps;
+  /// Per op, the budget at its stage, at least the planner's `budget`
+  /// (empty: `budget` at every stage). Only the heuristic's interval search
+  /// uses the room above `budget` (the joint planner's profile: where the
+  /// links can carry bytes away, recomputation leaves them to offloading);
+  /// its fallbacks, and the other planners, meet `budget` everywhere.
+  std::vector<uint64_t> stageBudgets;
 };
 
 struct RematResult {

@@ -113,6 +113,11 @@ struct RematKnobs {
   /// Ops of the function (indices of its FunctionGraph) whose units must
   /// not be recomputed (the joint planner keeps them for offloading).
   std::vector<::lms::OpIndex> keptOps;
+  /// The budget per unit of the graph the planner plans on (the joint
+  /// planner's linkProfile), instead of one; null: the limit everywhere.
+  /// The limit passed with it is its largest entry; the heuristic meets
+  /// the profile, other planners its smallest entry.
+  std::function<std::vector<uint64_t>(const ::lms::Graph &units)> stageBudgets;
 };
 
 /// Fails, with the error at `at`, for checkpoint-all, planner=exact in a
