@@ -6,7 +6,8 @@
 // and recomputation takes what the links cannot carry.
 //
 // A joint plan is a recomputation plan on the graph with its in-place chains
-// contracted, for a budget between the peak and the device budget, and then
+// contracted, for a budget between the peak and the device budget (one for
+// the whole step, or one per stage: linkProfile), and then
 // a swap plan on the graph that recomputation plan stands for (its ops in
 // plan order, a recomputation as an op of its own), for the device budget:
 // the order the IR is rewritten in (--lms-rematerialize, then
@@ -16,10 +17,13 @@
 // tensor, recomputed ones included. The search:
 //
 //  1. Levels: recomputation brings the peak down by a share of the excess
-//     (none, a quarter, ... all of it) and offloading does the rest; then
-//     shares around the fastest in halving steps (an eighth down to a
-//     sixty-fourth), from recomputation alone too, where the links carry
-//     only a small share.
+//     (none, a quarter, ... all of it) and offloading does the rest; link
+//     levels: recomputation removes all of the excess but what the links
+//     can carry out since the start of the step and back before its end in
+//     half, a quarter or an eighth of their time (linkProfile). Then around
+//     the fastest in halving steps: link levels (a quarter of it down to a
+//     sixteenth), or shares (an eighth down to a sixty-fourth, from
+//     recomputation alone too, where the links carry only a small share).
 //  2. Per unit: from the fastest, the units whose recomputation costs most
 //     are kept from recomputation one at a time (offloading then takes their
 //     bytes if the links have room); a change is kept when the simulated
