@@ -323,10 +323,16 @@ llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
                                    "no joint plan fits: " + why);
   }
   // The fastest fitting trial of a family (earlier on ties), or null.
-  auto fastest = [&](auto inFamily) -> const Fitting * {
+  // With `skipFinals`, none already in `finals` (declared before it is
+  // filled, below).
+  std::vector<std::pair<Mix, std::vector<uint8_t>>> finals;
+  auto fastest = [&](auto inFamily,
+                     bool skipFinals = false) -> const Fitting * {
     const Fitting *found = nullptr;
     for (const Fitting &f : fitting)
       if (inFamily(f.mix) &&
+          !(skipFinals &&
+            llvm::is_contained(finals, std::make_pair(f.mix, f.kept))) &&
           (!found || f.outcome.seconds < found->outcome.seconds))
         found = &f;
     return found;
@@ -394,20 +400,12 @@ llvm::Expected<JointResult> lms::planJoint(const Graph &graph,
   // roughly: on ResNet-50 at batch 905 the second trial (97%) took 3.85 s
   // and ran again 3.73 s; the first (98%) 3.79 s either way.
   auto recomputes = [](Mix mix) { return mix.share > 0 || mix.link > 0; };
-  std::vector<std::pair<Mix, std::vector<uint8_t>>> finals;
   if (recomputes(bestMix))
     finals.push_back({bestMix, bestKept});
   auto add = [&](auto inFamily) {
-    const Fitting *found = nullptr;
-    for (const Fitting &f : fitting)
-      if (inFamily(f.mix) && recomputes(f.mix) &&
-          !llvm::any_of(finals,
-                        [&](const auto &final) {
-                          return final.first == f.mix && final.second == f.kept;
-                        }) &&
-          (!found || f.outcome.seconds < found->outcome.seconds))
-        found = &f;
-    if (found)
+    if (const Fitting *found =
+            fastest([&](Mix mix) { return inFamily(mix) && recomputes(mix); },
+                    /*skipFinals=*/true))
       finals.push_back({found->mix, found->kept});
   };
   add([](Mix) { return true; });
