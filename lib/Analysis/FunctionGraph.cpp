@@ -342,21 +342,18 @@ static std::optional<uint64_t> staticTripCount(Operation *op) {
   return count->getZExtValue();
 }
 
-FailureOr<GraphBuilder::Summary> GraphBuilder::summarizeBlock(Operation *owner,
-                                                              Block &block) {
-  FunctionGraph inner;
-  inner.function = owner;
-  inner.block = &block;
-  if (failed(buildBlock(block, /*regionMode=*/true, inner)))
-    return failure();
-  Summary summary;
-  ::lms::MemoryProfile profile = ::lms::evaluateSchedule(
-      inner.getGraph(), ::lms::EvalOptions{/*recordSteps=*/false});
-  summary.peakBytes = static_cast<int64_t>(profile.peakBytes);
+void GraphBuilder::addKernels(FunctionGraph &inner, bool copiesInOrder,
+                              Summary &summary) {
   const ::lms::Graph &g = inner.getGraph();
   for (auto [index, op] : llvm::enumerate(g.getOps())) {
     summary.cost.flops += op.cost.flops;
     summary.cost.bytes += op.cost.bytes;
+    // A callee's offloads and fetches run on the copy streams beside its
+    // compute (its own timeline counts their stalls): the call takes its
+    // kernels' time.
+    if (!copiesInOrder &&
+        (op.kind == ::lms::OpKind::SwapOut || op.kind == ::lms::OpKind::SwapIn))
+      continue;
     // A copy between host and device (an offload or a fetch planned inside
     // the body) is timed on the host link, for the bytes of the device
     // tensor it copies (a fetched value the body yields counts no bytes
@@ -386,6 +383,20 @@ FailureOr<GraphBuilder::Summary> GraphBuilder::summarizeBlock(Operation *owner,
       summary.cost.kernels.push_back(upload);
     }
   }
+}
+
+FailureOr<GraphBuilder::Summary> GraphBuilder::summarizeBlock(Operation *owner,
+                                                              Block &block) {
+  FunctionGraph inner;
+  inner.function = owner;
+  inner.block = &block;
+  if (failed(buildBlock(block, /*regionMode=*/true, inner)))
+    return failure();
+  Summary summary;
+  ::lms::MemoryProfile profile = ::lms::evaluateSchedule(
+      inner.getGraph(), ::lms::EvalOptions{/*recordSteps=*/false});
+  summary.peakBytes = static_cast<int64_t>(profile.peakBytes);
+  addKernels(inner, /*copiesInOrder=*/true, summary);
   return summary;
 }
 
@@ -497,10 +508,7 @@ GraphBuilder::summarizeCallee(FunctionOpInterface callee,
           argument = static_cast<int>(arg.getArgNumber());
     summary.resultArguments.push_back(argument);
   }
-  for (const ::lms::Op &op : g.getOps()) {
-    summary.cost.flops += op.cost.flops;
-    summary.cost.bytes += op.cost.bytes;
-  }
+  addKernels(inner, /*copiesInOrder=*/false, summary);
   return summary;
 }
 
@@ -1112,6 +1120,11 @@ FailureOr<int64_t> BlockTranslator::transientBytes(Operation &op,
   if (callSummary) {
     cost.flops += callSummary->cost.flops;
     cost.bytes += callSummary->cost.bytes;
+    // A call runs the callee's kernels, each timed with its launch (as the
+    // callee's own analysis times them), not one kernel of their total: a
+    // caller's time then includes what its callees take.
+    if (!callSummary->cost.kernels.empty())
+      cost.kernels = callSummary->cost.kernels;
     return callSummary->peakBytes;
   }
   return 0;

@@ -103,6 +103,11 @@ private:
   LogicalResult buildBlock(Block &block, bool regionMode, FunctionGraph &fg,
                            ArrayRef<bool> borrowed = {});
   FailureOr<Summary> summarizeBlock(Operation *owner, Block &block);
+  /// Adds the ops of `inner` to `summary`: their work, and the kernels they
+  /// launch once lowered. `copiesInOrder`: offloads and fetches are timed
+  /// on the host link in the order of the ops (a region's body); else they
+  /// are left out (a callee's, which overlap its compute).
+  void addKernels(FunctionGraph &inner, bool copiesInOrder, Summary &summary);
   FailureOr<Summary> summarizeRegions(Operation *op);
   /// `borrowed`: per call operand, whether the callee borrows it (the
   /// caller still uses it after the call, or it is not the caller's to give).

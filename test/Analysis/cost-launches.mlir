@@ -103,3 +103,40 @@ func.func @loop_copies(%a: tensor<1024xf32>, %init: tensor<1024xf32>) -> tensor<
   return %r : tensor<1024xf32>
 }
 }
+
+// -----
+
+// COM: A call runs its callee's kernels, each with its launch: @caller takes
+// COM: @callee's fill and add (2 s) and its own add (1 s). The callee's
+// COM: offload and fetch (at 8 bytes a second, 4 s each) run on the copy
+// COM: streams beside its compute, which its own timeline counts (its
+// COM: stall); they are not added to its caller's compute. Before, the call
+// COM: was one kernel of the callee's totals (1 s), and a caller with a
+// COM: large callee looked faster than the callee alone.
+// CHECK-LABEL: @callee:
+// CHECK: estimated time on v100-16g (DLTI): {{.*}}(compute 2.00 s
+// CHECK-LABEL: @caller:
+// CHECK: estimated time on v100-16g (DLTI): 3.00 s over {{[0-9]+}} ops (compute 3.00 s)
+#dev = #dlti.target_system_spec<"GPU" = #dlti.target_device_spec<
+  "lms.op_overhead" = 1.0 : f64, "lms.peak_flops" = 1.0e30 : f64,
+  "lms.memory_bandwidth" = 1.0e30 : f64, "lms.h2d_bandwidth" = 8.0 : f64,
+  "lms.d2h_bandwidth" = 8.0 : f64, "lms.copy_latency" = 0.0 : f64>>
+module attributes {dlti.target_system_spec = #dev} {
+func.func @callee(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %cst = arith.constant 1.0 : f32
+  %h = lms.swap_out %a : tensor<8xf32> -> !lms.host<tensor<8xf32>>
+  lms.swap_wait %h : !lms.host<tensor<8xf32>>
+  %e = tensor.empty() : tensor<8xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %d = lms.swap_in %h : !lms.host<tensor<8xf32>> -> tensor<8xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %s = linalg.add ins(%f, %d : tensor<8xf32>, tensor<8xf32>) outs(%e2 : tensor<8xf32>) -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+func.func @caller(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %r = call @callee(%a) : (tensor<8xf32>) -> tensor<8xf32>
+  %e = tensor.empty() : tensor<8xf32>
+  %s = linalg.add ins(%r, %a : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+}
