@@ -208,7 +208,10 @@ def markdown(rows):
     for r in rows:
         cells = []
         for m in METHODS:
-            d = r["methods"][m]
+            d = r["methods"].get(m)
+            if d is None:
+                cells.append("not run")
+                continue
             top = r.get("max_batch", MAX_BATCH)
             cap = lambda b: f"≥{b}" if b >= top else str(b or "—")
             cells.append(f"{cap(d['within'])} ({cap(d['fits'])})")
@@ -221,7 +224,10 @@ def markdown(rows):
     for r in rows:
         cells = []
         for m in METHODS:
-            d = r["methods"][m]
+            d = r["methods"].get(m)
+            if d is None:
+                cells.append("not run")
+                continue
             if not d["within"]:
                 cells.append("—")
                 continue
@@ -229,14 +235,14 @@ def markdown(rows):
                          f"{d['host_peak_bytes'] / 2**30:.1f} GiB")
         out.append(f"| {NAMES.get(r['model'], r['model'])}, {r['size']} | "
                    f"{r['device']} | " + " | ".join(cells) + " | "
-                   f"{r['methods']['plan'].get('chosen', '')} |")
+                   f"{r['methods'].get('plan', {}).get('chosen', '')} |")
     out += ["", "Sensitivity to the host link: --lms-plan's step against "
             "unlimited memory at its batch above, with both links at 6, "
             "the preset's, and 24 GB/s (the plan is made for each rate):", "",
             "| model | device | batch | 6 GB/s | preset | 24 GB/s |",
             "|---|---|---|---|---|---|"]
     for r in rows:
-        b = r["methods"]["plan"]["within"]
+        b = r["methods"].get("plan", {}).get("within")
         if not b or "link" not in r:
             continue
         out.append(f"| {NAMES.get(r['model'], r['model'])}, {r['size']} | "
@@ -359,12 +365,12 @@ def main():
         # The old rows in their order, each measured one in its place.
         new = {(r["model"], r["size"], r["device"]): r for r in rows}
         rows = [new.pop(key, r) for key, r in old.items()] + list(new.values())
-    text = markdown(rows)
-    print(text)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"limit": LIMIT, "max_batch": MAX_BATCH, "rows": rows},
                       f, indent=1)
+    text = markdown(rows)
+    print(text)
     if args.md:
         with open(args.md, "w") as f:
             f.write(text)
