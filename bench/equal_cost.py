@@ -27,6 +27,10 @@ JSON:
 
     bench/equal_cost.py --models gpt2:1024,llama:2048 --device v100-16g \\
         --json docs/results/equal-cost.json --md docs/results/equal-cost.md
+
+A model may name its own search cap and device: model:size[:max_batch]
+[@device]. `--headline` measures the rows of docs/results/equal-cost.md
+(HEADLINE below) into that file and its JSON, in one command.
 """
 
 import argparse
@@ -53,6 +57,29 @@ LIMIT = 1.25
 # The searches stop here (--max-batch): "fits at all" grows far with
 # --lms-plan, which splits ops, and each probe there costs minutes.
 MAX_BATCH = 64
+# The rows of docs/results/equal-cost.md: each model's cap is past its
+# largest batch within 1.25x, or where a probe takes many minutes. The
+# LLaMA-style stack does not fit at batch 1 without LMS on 16 GB (its f32
+# weights, gradients and AdamW state alone are 17.6 GB), so it is measured
+# on a100-40g too, where batch 1 fits.
+HEADLINE = ("resnet50:224:1024,gpt2:1024:64,llama:2048:16,"
+            "llama:2048:32@a100-40g")
+
+
+def parse_spec(spec, device, max_batch):
+    """model:size[:max_batch][@device] -> (model, size, device, max_batch)."""
+    spec, _, named = spec.partition("@")
+    parts = spec.split(":")
+    if len(parts) not in (2, 3) or not all(p for p in parts):
+        sys.exit(f"equal_cost.py: bad model '{spec}' (model:size"
+                 "[:max_batch][@device])")
+    try:
+        size = int(parts[1])
+        cap = int(parts[2]) if len(parts) == 3 else max_batch
+    except ValueError:
+        sys.exit(f"equal_cost.py: bad model '{spec}': size and max_batch "
+                 "are integers")
+    return parts[0], size, named or device, cap
 
 
 class Search:
@@ -200,7 +227,7 @@ def markdown(rows):
            "plans of the same graph, not PyTorch runs.", "",
            "Largest batch within 1.25x of the unlimited-memory step (and, "
            "in parentheses, the largest batch that fits at all; the "
-           "searches stop at the command's --max-batch; —: not even batch "
+           "searches stop at each row's cap, reported as ≥; —: not even batch "
            "1):", "",
            "| model | device | " + " | ".join(LABELS[m] for m in METHODS)
            + " |",
@@ -281,7 +308,10 @@ def main():
     global MAX_BATCH
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="gpt2:1024,llama:2048",
-                    help="model:size list")
+                    help="model:size[:max_batch][@device] list")
+    ap.add_argument("--headline", action="store_true",
+                    help="the rows of docs/results/equal-cost.md, into it "
+                    "and its JSON (unless --json/--md say otherwise)")
     ap.add_argument("--device", default="v100-16g")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--max-batch", type=int, default=MAX_BATCH,
@@ -306,38 +336,46 @@ def main():
         else:
             print(text)
         return
-    MAX_BATCH = args.max_batch
+    if args.headline:
+        args.models = HEADLINE
+        results = os.path.join(plan_points.ROOT, "docs", "results")
+        args.json = args.json or os.path.join(results, "equal-cost.json")
+        args.md = args.md or os.path.join(results, "equal-cost.md")
+    specs = [parse_spec(spec, args.device, args.max_batch)
+             for spec in args.models.split(",")]
     work = args.work or tempfile.mkdtemp(prefix="lms-equal-cost-")
     os.makedirs(work, exist_ok=True)
-    t0 = time.time()
     rows = []
     methods = args.methods.split(",")
     for m in methods:
         if m not in METHODS:
             sys.exit(f"equal_cost.py: unknown method '{m}'")
-    for spec in args.models.split(","):
-        model, size = spec.split(":")
+    for model, size, device, cap in specs:
+        MAX_BATCH = cap
         t = time.time()
-        row = measure(work, model, int(size), args.device, args.jobs, methods)
+        row = measure(work, model, size, device, args.jobs, methods)
+        row["seconds"] = round(time.time() - t)
+        row["max_batch"] = cap
         rows.append(row)
-        print(f"{model}:{size} {args.device}: " + ", ".join(
+        print(f"{model}:{size} {device}: " + ", ".join(
             f"{m} {d['within']} ({d['fits']})"
             for m, d in row["methods"].items()) +
-            f"  [{time.time() - t:.0f} s]", flush=True)
-    seconds = time.time() - t0
+            f"  [{row['seconds']} s]", flush=True)
     commit = subprocess.run(["git", "-C", plan_points.ROOT, "rev-parse",
                              "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
-    command = ("bench/equal_cost.py --models " + args.models + " --device "
-               + args.device + f" --max-batch {args.max_batch}")
+    if args.headline:
+        command = "bench/equal_cost.py --headline"
+    else:
+        command = ("bench/equal_cost.py --models " + args.models +
+                   " --device " + args.device +
+                   f" --max-batch {args.max_batch}")
     partial = set(methods) | {"none"} != set(METHODS)
     if partial:
         command += " --methods " + args.methods
     for row in rows:
         row["command"] = command
         row["commit_of_lms_opt"] = commit
-        row["seconds"] = round(seconds / len(rows))
-        row["max_batch"] = args.max_batch
     if args.merge and args.json and os.path.exists(args.json):
         old = {(r["model"], r["size"], r["device"]): r
                for r in json.load(open(args.json))["rows"]}
@@ -367,7 +405,8 @@ def main():
         rows = [new.pop(key, r) for key, r in old.items()] + list(new.values())
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"limit": LIMIT, "max_batch": MAX_BATCH, "rows": rows},
+            json.dump({"limit": LIMIT, "max_batch": args.max_batch,
+                       "rows": rows},
                       f, indent=1)
     text = markdown(rows)
     print(text)
