@@ -266,6 +266,9 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     outcome.jointMix = ::lms::describeMix(choice.rematShare, choice.link);
     RematKnobs knobs = rematKnobs;
     knobs.keptOps = choice.keptOps;
+    // The work limit the choice was planned with: the same plan.
+    if (choice.rematIterations)
+      knobs.iterations = choice.rematIterations;
     if (choice.link > 0) {
       // The joint planner's profile, on the same units (the function's
       // graph without an arena, contracted as the joint planner did).

@@ -170,6 +170,15 @@ DeviceSpec chainDevice(double copySeconds) {
 
 } // namespace
 
+/// No trial of `joint` is faster than its choice.
+static void expectNoTrialFaster(const JointResult &joint) {
+  for (const JointTrial &trial : joint.trials)
+    if (trial.seconds)
+      EXPECT_LE(joint.seconds, *trial.seconds * (1 + 1e-9))
+          << "share " << trial.rematShare << ", link " << trial.link
+          << ", kept " << trial.kept;
+}
+
 TEST(JointTest, JointPlanIsNeverSlowerThanEitherAloneAndBeatsBoth) {
   TrainingChain t(12);
   uint64_t peak = evaluateSchedule(t.g).peakBytes;
@@ -197,6 +206,10 @@ TEST(JointTest, JointPlanIsNeverSlowerThanEitherAloneAndBeatsBoth) {
               (joint->rematShare > 0 && joint->rematShare < 1));
   EXPECT_GT(joint->offloadedTensors, 0u);
   EXPECT_GT(joint->recomputes, 0u);
+  // The fastest plan found: no trial is faster (the choice carries the work
+  // limit it was planned with, so a rerun with more work that is slower is
+  // not chosen).
+  expectNoTrialFaster(*joint);
   // Deterministic.
   llvm::Expected<JointResult> again = planJoint(t.g, device, budget, options);
   ASSERT_TRUE(static_cast<bool>(again));
@@ -273,6 +286,7 @@ TEST(JointTest, ASlowLinkTakesWhatItCarriesAwayFromTheEnds) {
                   evaluateSchedule(t.g).peakBytes - budget, joint->link);
   EXPECT_EQ(joint->rematBudget, *llvm::max_element(profile));
   EXPECT_GT(joint->rematBudget, budget);
+  expectNoTrialFaster(*joint);
 }
 
 TEST(JointTest, LinkProfileRisesFromBothEndsAndIsCapped) {

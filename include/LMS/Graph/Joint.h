@@ -108,6 +108,10 @@ struct JointChoice {
   std::vector<OpIndex> keptOps;
   /// The simulated step.
   double seconds = 0;
+  /// The recomputation planner's work limit (RematOptions::searchIterations)
+  /// the choice was planned with; 0: its whole limit. A rewrite that plans
+  /// the recomputation again with it gets the same plan.
+  uint64_t rematIterations = 0;
 };
 
 struct JointResult : JointChoice {
