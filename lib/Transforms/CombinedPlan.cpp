@@ -508,7 +508,7 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
       func->getBlock()->getOperations().insert(Block::iterator(func), copy);
     trialCopy = copy;
     trialName = func.getName().str();
-    auto eraseCopy = llvm::make_scope_exit([&] {
+    llvm::scope_exit eraseCopy([&] {
       trialCopy = nullptr;
       copy->erase();
     });
