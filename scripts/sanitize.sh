@@ -5,7 +5,7 @@
 #
 #   scripts/sanitize.sh            # everything
 #   scripts/sanitize.sh Transforms # only lit tests under test/Transforms
-#   LMS_SANITIZE_ALL=1 scripts/sanitize.sh  # with property-execution-many and torch-export too
+#   LMS_SANITIZE_ALL=1 scripts/sanitize.sh  # with the tests it leaves out
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build-asan"
@@ -40,18 +40,23 @@ export LMS_SANITIZER_PRELOAD="$asan $(c++ -print-file-name=libstdc++.so.6)"
 # leaks are checked by the runtime itself (check_stats.py --no-leaks).
 export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-# Left to the plain run (CI ran 63 minutes with them, over its hour):
+# Left to the plain run (CI ran 63-65 minutes with them, over its hour):
 # - property-execution-many.test (150 more random programs, ~10 minutes
 #   under the sanitizers): property-execution.test and fuzz-smoke.test run
 #   the same generator here;
 # - torch-export.test (the exporter's models lowered and run with and
 #   without plans, ~7 minutes here, most of it in torch and mlir-runner,
 #   which are not instrumented): the same passes run on exported IR here in
-#   joint-link, plan-fidelity, split-attention and torch-models.
+#   joint-link, plan-fidelity, split-attention and torch-models;
+# - joint-link-choice.test (three more --lms-plan runs of joint-link.test's
+#   input, ~9 minutes here) and deterministic.test (each pass twice,
+#   ~2.5 minutes here): what they check is not memory safety, and the same
+#   code runs here in joint-link.test and the pass tests.
 # LMS_SANITIZE_ALL=1 runs them too.
 filter=()
 if [ -z "${LMS_SANITIZE_ALL:-}" ]; then
-  filter=(--filter-out 'property-execution-many|torch-export')
+  filter=(--filter-out
+    'property-execution-many|torch-export|joint-link-choice|deterministic')
 fi
 LD_PRELOAD="$asan" /usr/lib/llvm-22/bin/lit -sv "${filter[@]}" \
   "$build/test${1:+/$1}"
