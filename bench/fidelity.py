@@ -51,14 +51,14 @@ def classify(proc):
     return "crash"
 
 
-def report(lms_opt, path, alignment):
+def report(lms_opt, path):
     """Per function of `path`: (compute seconds, stall seconds, whether
     another function calls it). A caller's compute includes its callees'."""
     # With the planner's alignment: buffers, and the copies that move
     # them, are rounded up alike.
     proc = subprocess.run(
         [lms_opt, path,
-         f"--lms-report-memory=format=json alignment={alignment}",
+         f"--lms-report-memory=format=json alignment={ALIGNMENT}",
          "-o", os.devnull], capture_output=True, text=True)
     if proc.returncode != 0:
         return None
@@ -76,8 +76,7 @@ def time_mismatch(lms_opt, pass_name, src, out, stderr):
             if abs(float(planned) - float(written)) > 0.15:
                 return f"joint planned {planned} us, written {written} us"
         return None
-    before, after = (report(lms_opt, src, ALIGNMENT),
-                     report(lms_opt, out, ALIGNMENT))
+    before, after = report(lms_opt, src), report(lms_opt, out)
     if before is None or after is None:
         return "no report"
     functions = len(after)
