@@ -16,6 +16,7 @@
 #include "LMS/Analysis/CostModel.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "LMS/Graph/Memory.h"
+#include "LMS/Graph/Swap.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -349,8 +350,8 @@ void GraphBuilder::addKernels(FunctionGraph &inner, bool copiesInOrder,
     summary.cost.flops += op.cost.flops;
     summary.cost.bytes += op.cost.bytes;
     // A callee's offloads and fetches run on the copy streams beside its
-    // compute (its own timeline counts their stalls): the call takes its
-    // kernels' time.
+    // compute: the call takes its kernels' time, and the stall of the
+    // callee's own timeline (summarizeCallee).
     if (!copiesInOrder &&
         (op.kind == ::lms::OpKind::SwapOut || op.kind == ::lms::OpKind::SwapIn))
       continue;
@@ -509,6 +510,16 @@ GraphBuilder::summarizeCallee(FunctionOpInterface callee,
     summary.resultArguments.push_back(argument);
   }
   addKernels(inner, /*copiesInOrder=*/false, summary);
+  // The call also waits for what the callee's copies do not hide: its own
+  // timeline's stall on the timing device.
+  if (options.timingDevice) {
+    double stall = ::lms::simulate(g, *options.timingDevice).stallSeconds;
+    if (stall > 0) {
+      ::lms::Kernel wait;
+      wait.seconds = stall;
+      summary.cost.kernels.push_back(wait);
+    }
+  }
   return summary;
 }
 

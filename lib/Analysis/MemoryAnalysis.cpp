@@ -6,6 +6,8 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <set>
 
@@ -30,11 +32,26 @@ ModuleGraphAnalysis::ModuleGraphAnalysis(Operation *) {}
 ModuleGraphAnalysis::~ModuleGraphAnalysis() = default;
 ModuleGraphAnalysis::ModuleGraphAnalysis(ModuleGraphAnalysis &&) = default;
 
+/// Every field of the timing device that a call's time reads, exactly.
+static std::string deviceKey(const std::optional<::lms::DeviceSpec> &device) {
+  if (!device)
+    return "";
+  return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}/{6}/{7}", device->name,
+                       llvm::format("%a", device->peakFlops),
+                       llvm::format("%a", device->memoryBandwidth),
+                       llvm::format("%a", device->h2dBandwidth),
+                       llvm::format("%a", device->d2hBandwidth),
+                       llvm::format("%a", device->opOverhead),
+                       llvm::format("%a", device->copyLatency),
+                       device->capacityBytes)
+      .str();
+}
+
 ModuleGraphAnalysis::Key
 ModuleGraphAnalysis::keyOf(const GraphOptions &options) {
   return Key(options.alignment, options.dynamicBytes.has_value(),
              options.dynamicBytes.value_or(0), options.keepArgumentsResident,
-             options.useBufferizationAnalysis);
+             options.useBufferizationAnalysis, deviceKey(options.timingDevice));
 }
 
 ModuleGraphAnalysis::Entry &

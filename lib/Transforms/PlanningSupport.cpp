@@ -648,6 +648,8 @@ mlir::lms::resolvePlanningContext(Operation *scope, uint64_t alignment,
   if (failed(spec))
     return failure();
   context.device = *spec;
+  // Calls are timed on the device the plans are for.
+  context.graphOptions.timingDevice = *spec;
   context.budgetOption = budget.empty() ? getGlobalBudget() : budget.str();
   auto module = dyn_cast<ModuleOp>(scope);
   // A pass over the module plans each way a function is called apart, on

@@ -183,11 +183,13 @@ struct LMSReportMemoryPass
     // The module does not change: its graphs are taken from (and kept in)
     // the module's graph analysis, as in --lms-print-liveness.
     graphs = &getAnalysis<ModuleGraphAnalysis>();
-    *options = graphs->withSharedCache(*options);
     FailureOr<::lms::DeviceSpec> spec = resolveDevice(module, device);
     if (failed(spec))
       return signalPassFailure();
     deviceSpec = *spec;
+    // Calls are timed on the device of the report.
+    options->timingDevice = *spec;
+    *options = graphs->withSharedCache(*options);
 
     // A stripped copy of the module, for the curves without LMS.
     OwningOpRef<ModuleOp> stripped;

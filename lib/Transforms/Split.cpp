@@ -2257,6 +2257,7 @@ struct LMSSplitPass : public mlir::lms::impl::LMSSplitBase<LMSSplitPass> {
     FailureOr<::lms::DeviceSpec> spec = resolveDevice(module, device);
     if (failed(spec))
       return signalPassFailure();
+    options->timingDevice = *spec;
     uint64_t minimum = 0;
     if (!minBytes.empty()) {
       llvm::Expected<::lms::ByteSize> size = ::lms::parseByteSize(minBytes);

@@ -106,17 +106,19 @@ func.func @loop_copies(%a: tensor<1024xf32>, %init: tensor<1024xf32>) -> tensor<
 
 // -----
 
-// COM: A call runs its callee's kernels, each with its launch: @caller takes
-// COM: @callee's fill and add (2 s) and its own add (1 s). The callee's
-// COM: offload and fetch (at 8 bytes a second, 4 s each) run on the copy
-// COM: streams beside its compute, which its own timeline counts (its
-// COM: stall); they are not added to its caller's compute. Before, the call
-// COM: was one kernel of the callee's totals (1 s), and a caller with a
-// COM: large callee looked faster than the callee alone.
+// COM: A call runs its callee's kernels, each with its launch, and waits
+// COM: as long as the callee's own timeline stalls: @caller takes @callee's
+// COM: fill and add (2 s), the 8 s @callee waits for its offload and fetch
+// COM: (at 8 bytes a second, 4 s each, on the copy streams beside its
+// COM: compute), and its own add (1 s). The copies are not added to the
+// COM: caller's compute: only what they leave unhidden. Before, the call
+// COM: was one kernel of the callee's totals (1 s), then the callee's
+// COM: kernels without its stall (3 s): a caller looked faster than its
+// COM: callee alone.
 // CHECK-LABEL: @callee:
-// CHECK: estimated time on v100-16g (DLTI): {{.*}}(compute 2.00 s
+// CHECK: estimated time on v100-16g (DLTI): 10.0 s over {{[0-9]+}} ops (compute 2.00 s, stall 8.00 s
 // CHECK-LABEL: @caller:
-// CHECK: estimated time on v100-16g (DLTI): 3.00 s over {{[0-9]+}} ops (compute 3.00 s)
+// CHECK: estimated time on v100-16g (DLTI): 11.0 s over {{[0-9]+}} ops (compute 11.0 s)
 #dev = #dlti.target_system_spec<"GPU" = #dlti.target_device_spec<
   "lms.op_overhead" = 1.0 : f64, "lms.peak_flops" = 1.0e30 : f64,
   "lms.memory_bandwidth" = 1.0e30 : f64, "lms.h2d_bandwidth" = 8.0 : f64,

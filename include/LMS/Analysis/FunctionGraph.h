@@ -41,6 +41,7 @@
 #define LMS_ANALYSIS_FUNCTIONGRAPH_H
 
 #include "LMS/Dialect/LMS/IR/LMSDialect.h"
+#include "LMS/Graph/Device.h"
 #include "LMS/Graph/Graph.h"
 
 #include "mlir/IR/Operation.h"
@@ -140,6 +141,11 @@ struct GraphOptions {
   /// Budgets bound the arena the buffers are placed in (every buffer at an
   /// offset, LMS/Graph/Placement.h), not only the sum of live bytes.
   bool arena = false;
+  /// The device a call is timed on: a call runs its callee's kernels, and
+  /// waits as long as the callee's own timeline on this device stalls for
+  /// its offloads and fetches. Without one a call takes its callee's
+  /// kernels only.
+  std::optional<::lms::DeviceSpec> timingDevice;
   /// A cache of callee summaries shared by the builds with these options
   /// (see CallSummaryCache); null: each build summarizes its callees.
   std::shared_ptr<CallSummaryCache> callSummaries;

@@ -37,6 +37,7 @@
 
 #include <map>
 #include <memory>
+#include <string>
 #include <tuple>
 
 namespace mlir {
@@ -90,7 +91,8 @@ private:
   struct Entry;
   /// What of GraphOptions changes a graph (not its caches).
   /// (`arena` does not: it changes what a budget bounds, not the graph.)
-  using Key = std::tuple<uint64_t, bool, uint64_t, bool, bool>;
+  /// The timing device is keyed by its fields (deviceKey).
+  using Key = std::tuple<uint64_t, bool, uint64_t, bool, bool, std::string>;
   static Key keyOf(const GraphOptions &options);
   Entry &entryFor(const GraphOptions &options);
 
