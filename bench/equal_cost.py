@@ -64,6 +64,11 @@ MAX_BATCH = 64
 # on a100-40g too, where batch 1 fits.
 HEADLINE = ("resnet50:224:1024,gpt2:1024:64,llama:2048:16,"
             "llama:2048:32@a100-40g")
+# Exports one at a time (each holds a traced model in memory; two rows of
+# one model on two devices share its exports).
+EXPORT_LOCK = threading.Lock()
+# At most --jobs probes run at once, over all rows (set in main).
+SLOTS = threading.BoundedSemaphore(2)
 
 
 def parse_spec(spec, device, max_batch):
@@ -88,11 +93,11 @@ class Search:
     on disk next to the export, valid while lms-opt is not rebuilt, so that
     a search can be resumed."""
 
-    def __init__(self, work, model, size, device):
+    def __init__(self, work, model, size, device, cap=MAX_BATCH):
         self.work, self.model, self.size, self.device = work, model, size, device
+        self.cap = cap
         self.cache = {}
         self.lock = threading.Lock()
-        self.export_lock = threading.Lock()
 
     def _saved(self, batch, method, link):
         return os.path.join(
@@ -124,15 +129,16 @@ class Search:
 
     def _run(self, batch, method, link):
         if (method, link) == ("none", None):
-            # Exports one at a time (each holds a traced model in memory).
-            with self.export_lock:
+            with EXPORT_LOCK, SLOTS:
                 r = plan_points.run(self.work, self.model, self.size, batch,
                                     self.device, "none")
             base = r
         else:
+            # Never hold a slot while waiting for another probe.
             base = self.probe(batch, "none")
-            r = plan_points.run(self.work, self.model, self.size, batch,
-                                self.device, method, "f32", link)
+            with SLOTS:
+                r = plan_points.run(self.work, self.model, self.size, batch,
+                                    self.device, method, "f32", link)
             if link is not None and method != "none":
                 base = self.probe(batch, "none", link)
         if r.get("time_s") and base.get("time_s"):
@@ -150,11 +156,12 @@ class Search:
                 return 0
             lo = 1
         hi = lo * 2
-        while lo < MAX_BATCH and ok(min(hi, MAX_BATCH)):
-            lo, hi = min(hi, MAX_BATCH), hi * 2
-        if lo >= MAX_BATCH:
-            return MAX_BATCH
-        hi = min(hi, MAX_BATCH)
+        cap = self.cap
+        while lo < cap and ok(min(hi, cap)):
+            lo, hi = min(hi, cap), hi * 2
+        if lo >= cap:
+            return cap
+        hi = min(hi, cap)
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if ok(mid):
@@ -173,8 +180,8 @@ def within(r):
         r["vs_unlimited"] <= LIMIT + 1e-9
 
 
-def measure(work, model, size, device, jobs, methods=METHODS):
-    s = Search(work, model, size, device)
+def measure(work, model, size, device, jobs, methods=METHODS, cap=MAX_BATCH):
+    s = Search(work, model, size, device, cap)
     none = s.largest("none", fits, 0)
     row = {"model": model, "size": size, "device": device, "methods": {}}
     methods = [m for m in METHODS if m == "none" or m in methods]
@@ -204,7 +211,7 @@ def measure(work, model, size, device, jobs, methods=METHODS):
                 row["link"][f"{gbps:g}"] = round(r["vs_unlimited"], 3)
     row["probes"] = sorted(
         [{"batch": k[0], "method": k[1], "link_gbps": k[2],
-          "fits": v.get("fits"), "vs_unlimited":
+          "fits": v.get("fits"), "time_s": v.get("time_s"), "vs_unlimited":
           round(v["vs_unlimited"], 4) if v.get("vs_unlimited") else None,
           "planning_s": v.get("planning_s")}
          for k, (_, v) in s.cache.items()],
@@ -213,11 +220,41 @@ def measure(work, model, size, device, jobs, methods=METHODS):
     return row
 
 
-def markdown(rows):
-    commands = "; ".join(
-        f"`{r['command']}` ({r['seconds'] / 60:.0f} minutes on this "
-        f"machine's 2 cores, lms-opt at {r['commit_of_lms_opt']})"
-        for r in rows)
+def plot_row(row, out):
+    """Throughput (simulated samples/s) against batch size at the batches
+    the searches probed, per method, with the unlimited-memory device and
+    1.25x its step (at or above that line: within 1.25x): an SVG and a PNG
+    in `out`, named in row["plot"]."""
+    import headline
+    probes = [p for p in row["probes"] if p["link_gbps"] is None]
+    ideal = {p["batch"]: p["time_s"] for p in probes
+             if p["method"] == "none" and p.get("time_s")}
+    if not ideal:
+        return  # a row measured before probes kept their times
+    series = {"ideal": [(b, b / t) for b, t in sorted(ideal.items())],
+              "limit": [(b, b / (LIMIT * t)) for b, t in sorted(ideal.items())]}
+    for m in METHODS:
+        series[m] = sorted((p["batch"], p["batch"] / p["time_s"])
+                           for p in probes if p["method"] == m and
+                           p["fits"] and p.get("time_s"))
+    row["plot"] = f"equal-cost-{row['model']}{row['size']}-{row['device']}.svg"
+    headline.throughput_plot(
+        f"{NAMES.get(row['model'], row['model'])}, {row['size']} on "
+        f"{row['device']}", series, os.path.join(out, row["plot"]))
+
+
+def markdown(rows, seconds=None):
+    runs = {(r["command"], r["commit_of_lms_opt"]) for r in rows}
+    if len(runs) == 1 and seconds is not None:
+        # One run measured every row (side by side).
+        ((command, commit),) = runs
+        commands = (f"`{command}` ({seconds / 60:.0f} minutes on this "
+                    f"machine's 2 cores, lms-opt at {commit})")
+    else:
+        commands = "; ".join(
+            f"`{r['command']}` ({r['seconds'] / 60:.0f} minutes on this "
+            f"machine's 2 cores, lms-opt at {r['commit_of_lms_opt']})"
+            for r in rows)
     out = ["# Throughput at equal cost", "",
            f"Produced by {commands}. Each model is one training step exported "
            "from PyTorch by `tools/torch-export` (f32). Step times are "
@@ -276,6 +313,16 @@ def markdown(rows):
                    f"{r['device']} | {b} | {r['link'].get('6', '—')}x | "
                    f"{r['methods']['plan']['step_vs_unlimited']}x | "
                    f"{r['link'].get('24', '—')}x |")
+    plots = [r for r in rows if r.get("plot")]
+    if plots:
+        out += ["", "## Throughput against batch size", "",
+                "Simulated samples per second at each batch the searches "
+                "tried, per method; dashed: the unlimited-memory device; "
+                "dotted: 1.25x its step (a point on or above it is within "
+                "1.25x).", ""]
+        out += [f"![{NAMES.get(r['model'], r['model'])}, {r['size']} on "
+                f"{r['device']}]({os.path.splitext(r['plot'])[0]}.png) "
+                f"([SVG]({r['plot']}))" for r in plots]
     out += ["", "## How to read this", "",
             "- PyTorch checkpoint is `--lms-rematerialize=planner=segments`: "
             "the forward (what the loss depends on) cut into segments as "
@@ -305,7 +352,7 @@ def markdown(rows):
 
 
 def main():
-    global MAX_BATCH
+    global MAX_BATCH, SLOTS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="gpt2:1024,llama:2048",
                     help="model:size[:max_batch][@device] list")
@@ -330,7 +377,10 @@ def main():
     if args.from_json:
         data = json.load(open(args.from_json))
         MAX_BATCH = data["max_batch"]
-        text = markdown(data["rows"])
+        if args.md:
+            for row in data["rows"]:
+                plot_row(row, os.path.dirname(os.path.abspath(args.md)))
+        text = markdown(data["rows"], data.get("seconds"))
         if args.md:
             open(args.md, "w").write(text)
         else:
@@ -345,25 +395,36 @@ def main():
              for spec in args.models.split(",")]
     work = args.work or tempfile.mkdtemp(prefix="lms-equal-cost-")
     os.makedirs(work, exist_ok=True)
-    rows = []
     methods = args.methods.split(",")
     for m in methods:
         if m not in METHODS:
             sys.exit(f"equal_cost.py: unknown method '{m}'")
-    for model, size, device, cap in specs:
-        MAX_BATCH = cap
+    # The commit of the sources lms-opt was built from, when the run
+    # starts (the tree may move on while it runs).
+    commit = os.environ.get("LMS_OPT_COMMIT") or subprocess.run(
+        ["git", "-C", plan_points.ROOT, "rev-parse", "--short", "HEAD"],
+        capture_output=True, text=True).stdout.strip()
+    SLOTS = threading.BoundedSemaphore(max(1, args.jobs))
+
+    def one(spec):
+        model, size, device, cap = spec
         t = time.time()
-        row = measure(work, model, size, device, args.jobs, methods)
+        row = measure(work, model, size, device, args.jobs, methods, cap)
         row["seconds"] = round(time.time() - t)
         row["max_batch"] = cap
-        rows.append(row)
         print(f"{model}:{size} {device}: " + ", ".join(
             f"{m} {d['within']} ({d['fits']})"
             for m, d in row["methods"].items()) +
             f"  [{row['seconds']} s]", flush=True)
-    commit = subprocess.run(["git", "-C", plan_points.ROOT, "rev-parse",
-                             "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+        return row
+
+    t_run = time.time()
+    # The rows search side by side (a search waits for each probe before it
+    # asks the next), their probes sharing the --jobs slots; each row's
+    # results do not depend on the others'.
+    with concurrent.futures.ThreadPoolExecutor(len(specs)) as pool:
+        rows = list(pool.map(one, specs))
+    seconds = round(time.time() - t_run)
     if args.headline:
         command = "bench/equal_cost.py --headline"
     else:
@@ -403,12 +464,17 @@ def main():
         # The old rows in their order, each measured one in its place.
         new = {(r["model"], r["size"], r["device"]): r for r in rows}
         rows = [new.pop(key, r) for key, r in old.items()] + list(new.values())
+    if args.merge:
+        seconds = None  # rows of several runs
+    if args.md:
+        for row in rows:
+            plot_row(row, os.path.dirname(os.path.abspath(args.md)))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"limit": LIMIT, "max_batch": args.max_batch,
-                       "rows": rows},
+                       "seconds": seconds, "rows": rows},
                       f, indent=1)
-    text = markdown(rows)
+    text = markdown(rows, seconds)
     print(text)
     if args.md:
         with open(args.md, "w") as f:

@@ -242,10 +242,14 @@ def throughput_plot(title, series, path):
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.hashsalt"] = "lms-headline"
     import matplotlib.pyplot as plt
-    colors = {"ideal": "#999999", "none": "#000000", "swap": "#1f77b4",
-              "remat": "#2ca02c", "plan": "#d62728"}
-    labels = {"ideal": "unlimited memory", "none": "no LMS",
-              "swap": "offload", "remat": "recompute", "plan": "lms-plan"}
+    colors = {"ideal": "#999999", "limit": "#999999", "none": "#000000",
+              "swap": "#1f77b4", "remat": "#2ca02c", "plan": "#d62728",
+              "checkpoint": "#9467bd", "save-on-cpu": "#8c564b"}
+    labels = {"ideal": "unlimited memory", "limit": "1.25x its step",
+              "none": "no LMS", "swap": "offload", "remat": "recompute",
+              "plan": "lms-plan", "checkpoint": "PyTorch checkpoint",
+              "save-on-cpu": "PyTorch save_on_cpu"}
+    styles = {"ideal": "--", "limit": ":"}
     if not any(series.values()):
         return
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
@@ -255,7 +259,7 @@ def throughput_plot(title, series, path):
         pts = sorted(pts)
         ax.plot([b for b, _ in pts], [t for _, t in pts], marker="o",
                 markersize=3, linewidth=1.8, color=colors[name],
-                linestyle="--" if name == "ideal" else "-",
+                linestyle=styles.get(name, "-"),
                 label=labels.get(name, name))
     ax.set_xscale("log", base=2)
     top = max(b for pts in series.values() for b, _ in pts)
@@ -303,7 +307,7 @@ def main():
     if a.from_json:
         data = json.load(open(a.from_json))
         write_markdown(data["rows"], a.out, data["seconds"],
-                       data["planning_runs"])
+                       data["planning_runs"], data.get("conditions"))
         plot_rows(data["rows"], a.out)
         return
     if not os.path.exists(LMS_OPT):
@@ -318,6 +322,10 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     bench = Bench(work, a.jobs, sys.stderr)
     t_start = time.time()
+    # The commit lms-opt was built from, when the run starts.
+    commit = os.environ.get("LMS_OPT_COMMIT") or subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+        capture_output=True, text=True).stdout.strip()
 
     rows = []
     for model, size, label in models:
@@ -374,8 +382,10 @@ def main():
 
     elapsed = time.time() - t_start
     calls = bench.calls
+    old_conditions = None
     if a.merge and os.path.exists(os.path.join(a.out, "headline.json")):
         old = json.load(open(os.path.join(a.out, "headline.json")))
+        old_conditions = old.get("conditions")
         done = {(r["model"], r["size"], r["device"]) for r in rows}
         keep = [r for r in old["rows"]
                 if (r["model"], r["size"], r["device"]) not in done]
@@ -386,24 +396,119 @@ def main():
             (r["model"], r["size"], r["device"]), 1 << 30))
         elapsed += old.get("seconds", 0)
         calls += old.get("planning_runs", 0)
-    write_results(rows, a.out, elapsed, calls)
+    conditions = (f"Measured with lms-opt at {commit} and that commit's "
+                  "device presets.")
+    if a.merge and old_conditions:
+        conditions = (old_conditions + " Rows measured again: "
+                      + ", ".join(f"{m}:{s} on {d}" for m, s, d in
+                                  sorted(done)) + f" (lms-opt at {commit}).")
+    write_results(rows, a.out, elapsed, calls, conditions)
     bench.say(f"headline: {bench.calls} planning runs, "
               f"{len(bench.exports)} exports, {elapsed:.0f} s; "
               f"results in {a.out}/headline.md")
 
 
-def write_results(rows, out, elapsed, calls):
+def write_results(rows, out, elapsed, calls, conditions):
     with open(os.path.join(out, "headline.json"), "w") as f:
-        json.dump({"rows": rows, "seconds": elapsed, "planning_runs": calls},
-                  f, indent=1)
-    write_markdown(rows, out, elapsed, calls)
+        json.dump({"rows": rows, "seconds": elapsed, "planning_runs": calls,
+                   "conditions": conditions}, f, indent=1)
+    write_markdown(rows, out, elapsed, calls, conditions)
+
+
+# The goals of the headline (issue 17): the largest batch within 1.25x of
+# the unlimited-memory step with LMS, against the largest without LMS.
+GOALS = {("resnet50", 224): 5.0, ("gpt2", 1024): 4.0, ("llama", 2048): 4.0}
+# What TFLMS reported on a real V100 (largest batch that trains at all,
+# TensorFlow without LMS as the baseline; REFERENCES.md).
+TFLMS = {("resnet50", 224): 4.7, ("unet3d", 128): 2.0}
+
+
+def equal_cost_lead(out):
+    """The headline's lead: throughput at equal cost, from the
+    equal-cost.json that bench/equal_cost.py --headline wrote into `out`
+    (or into docs/results); [] when there is none."""
+    import equal_cost
+    path = os.path.join(out, "equal-cost.json")
+    if not os.path.exists(path):
+        path = os.path.join(ROOT, "docs", "results", "equal-cost.json")
+    if not os.path.exists(path):
+        return []
+    data = json.load(open(path))
+    rows = data["rows"]
+    runs = sorted({(r["command"], r["commit_of_lms_opt"]) for r in rows})
+    if len(runs) == 1 and data.get("seconds") is not None:
+        made = (f"`{runs[0][0]}` (step 1 of `bench/headline.sh`; "
+                f"{data['seconds'] / 60:.0f} minutes on this machine's 2 "
+                f"cores, lms-opt at {runs[0][1]})")
+    else:
+        made = "several runs, each row's command and lms-opt commit in " \
+            "[equal-cost.md](equal-cost.md)"
+    text = ["## Throughput at equal cost", "",
+            f"Produced by {made}. For each model and device: the largest "
+            "batch whose simulated step is within 1.25x of the same batch's "
+            "step on a device with unlimited memory, without LMS and with "
+            "LMS's best method, and PyTorch's own answers computed on the "
+            "same graph (`torch.utils.checkpoint` over segments of the "
+            "forward; `save_on_cpu`). Steps are simulated on the preset's "
+            "usable memory and pinned-copy link rates, not measured on a "
+            "GPU. Every table, the link sensitivity and the plots: "
+            "[equal-cost.md](equal-cost.md).", "",
+            "| model | device | no LMS | LMS (method: step, pinned host) "
+            "| multiplier | PyTorch checkpoint | PyTorch save_on_cpu "
+            "| --lms-plan with 6 / 24 GB/s links |",
+            "|---|---|---|---|---|---|---|---|"]
+    goals = []
+    for r in rows:
+        top = r.get("max_batch", data.get("max_batch", 0))
+        cap = lambda b: f"≥{b}" if b >= top else str(b or "—")
+        ms = r["methods"]
+        lms = [m for m in ("plan", "remat", "swap") if m in ms]
+        best = max(lms, key=lambda m: (ms[m]["within"], m == "plan"),
+                   default=None)
+        none = ms.get("none", {}).get("within", 0)
+        b = ms[best]["within"] if best else 0
+        at = (f"{cap(b)} ({best}: {ms[best]['step_vs_unlimited']:.3f}x, "
+              f"{ms[best]['host_peak_bytes'] / 2**30:.1f} GiB)"
+              if b else "—")
+        if none and b:
+            mult = f"{'≥' if b >= top else ''}{b / none:.2f}x"
+        else:
+            mult = "no baseline (batch 1 does not fit)" if b else "—"
+        link = r.get("link", {})
+        cells = [cap(none), at, mult]
+        for m in ("checkpoint", "save-on-cpu"):
+            cells.append(cap(ms[m]["within"]) if m in ms else "not run")
+        cells.append(f"{link.get('6', '—')}x / {link.get('24', '—')}x"
+                     if link else "—")
+        name = equal_cost.NAMES.get(r["model"], r["model"])
+        text.append(f"| {name}, {r['size']} | {r['device']} | "
+                    + " | ".join(cells) + " |")
+        goal = GOALS.get((r["model"], r["size"]))
+        if goal and none and b:
+            verdict = "met" if b / none >= goal else "not met"
+            goals.append(f"- {name} on {r['device']}: {mult} the batch "
+                         f"without LMS within 1.25x ({cap(b)} with {best} "
+                         f"against {none}); goal {goal:g}x: {verdict}.")
+        elif goal and b:
+            goals.append(f"- {name} on {r['device']}: {cap(b)} within 1.25x "
+                         "with LMS; batch 1 does not fit without it, so "
+                         "there is no multiplier here.")
+        tflms = TFLMS.get((r["model"], r["size"]))
+        if tflms and none and b and r["device"] == "v100-16g":
+            goals.append(f"- Against TFLMS: it reported {tflms:g}x for "
+                         f"{name} on a real V100 (the largest batch that "
+                         "trains at all, measured); ours is "
+                         f"{mult} within 1.25x of the unlimited-memory step "
+                         "(and more that fits at all), simulated. A "
+                         "comparison of multipliers, not of batches.")
+    return text + ["", "Goals:", ""] + goals + [""]
 
 
 def capped(b):
     return f"≥{b}" if b >= MAX_BATCH else fmt_batch(b)
 
 
-def write_markdown(rows, out, elapsed, calls):
+def write_markdown(rows, out, elapsed, calls, conditions=None):
     table = []
     table.append("| model | device | max batch: no LMS | swap | remat | plan "
                  "| best LMS / no LMS | step time at the max batch vs "
@@ -439,58 +544,34 @@ def write_markdown(rows, out, elapsed, calls):
         near.append(f"| {r['label']} | {r['device']} | " + " | ".join(cells)
                     + " |")
 
-    def best_of(model, size, device):
-        """(largest batch with LMS, without LMS) or None."""
-        for r in rows:
-            if (r["model"], r["size"], r["device"]) == (model, size, device):
-                mb = r["max_batch"]
-                return max(mb["swap"], mb["remat"], mb["plan"]), mb["none"]
-        return None
-
-    goals = []
-    for model, size, label, claim in [("resnet50", 224, "ResNet-50", 4.7),
-                                      ("unet3d", 128, "3D U-Net 128^3", 2.0)]:
-        got = best_of(model, size, "v100-16g")
-        if got:
-            best, none = got
-            ratio = best / none if none else float("inf")
-            goals.append(f"- {label} on v100-16g: {ratio:.2f}x the batch "
-                         f"without LMS ({best} vs {none}); TFLMS reported "
-                         f"{claim}x: {'beaten' if ratio > claim else 'not beaten'}.")
-    got = best_of("unet3d", 192, "v100-16g")
-    if got:
-        best, none = got
-        goals.append(f"- 3D U-Net 192^3 on v100-16g: batch {none} without "
-                     f"LMS, {best} with LMS: 192^3 "
-                     f"{'is reached' if best >= 1 else 'is not reached'}.")
-
     text = [
         "# Headline experiment: how much larger a batch fits, at what cost",
         "",
-        "Produced by `bench/headline.sh` (one command; "
-        f"{calls} planning runs in {elapsed / 60:.0f} minutes on this "
-        "machine's 2 cores). Each model is one training step exported from "
-        "PyTorch by `tools/torch-export` (forward, mean cross-entropy, "
-        "backward; f32; parameters as arguments). For each device preset, "
-        "the largest batch that fits without LMS (the analysed peak within "
-        "the device's memory) and with `--lms-insert-swaps`, "
-        "`--lms-rematerialize` and `--lms-plan` (the pass finds a plan for "
-        "a budget of the device's memory), and the simulated step time of "
-        "the rewritten step against an unlimited-memory device (the "
-        "original step's simulated time at the same batch). Simulated "
-        "times come from LMS's device model (peak FLOP/s, memory and link "
-        "bandwidth of the preset; the event simulator for copies and "
-        "stalls), not from a GPU.",
+        "Produced by `bench/headline.sh` (one command: the two "
+        "experiments below). Each model is one training step exported from "
+        "PyTorch by `tools/torch-export`; simulated times come from LMS's "
+        "device model (the preset's usable memory, FLOP/s, memory and link "
+        "bandwidth; the event simulator for copies and stalls), not from a "
+        "GPU.",
         "",
-        "## Largest batch",
+    ] + equal_cost_lead(out) + [
+        "## Largest batch that fits at all",
+        "",
+        "The second experiment (`bench/headline.py`, step 2 of "
+        f"`bench/headline.sh`: {calls} planning runs in "
+        f"{elapsed / 60:.0f} minutes on this machine's 2 cores). The step "
+        "is forward, mean cross-entropy and backward (f32, parameters as "
+        "arguments). For each device preset, the largest batch that fits "
+        "without LMS (the analysed peak within the device's memory) and "
+        "with `--lms-insert-swaps`, `--lms-rematerialize` and `--lms-plan` "
+        "(the pass finds a plan for a budget of the device's memory), and "
+        "the simulated step time of the rewritten step against an "
+        "unlimited-memory device (the original step's simulated time at "
+        "the same batch). " + (conditions or ""),
         "",
     ] + table + [
         "",
         "`≥4096`: the search stops at 4096.",
-        "",
-        "## Goals",
-        "",
-    ] + goals + [
         "",
         "## Largest batch within 1.25x of the unlimited-memory step time",
         "",
