@@ -9,8 +9,10 @@
 #     --lms-plan at a large batch plans for minutes);
 #  2. the largest batch per planner for ResNet-50, 3D U-Net (128^3, 192^3)
 #     and GPT-2 on v100-16g, v100-32g-nvlink and h200 (bench/headline.py);
-#     writes docs/results/headline.{md,json} and plots (SVG and PNG).
-# headline.md leads with step 1's results (read from equal-cost.json).
+#     writes docs/results/largest-batch.md, headline.json and plots (SVG
+#     and PNG).
+# headline.md presents step 1's results (read from equal-cost.json) and
+# points to largest-batch.md.
 # Extra arguments go to bench/headline.py (e.g. --models resnet50:224
 # --devices v100-16g); LMS_HEADLINE_SKIP_EQUAL_COST=1 skips step 1, and
 # LMS_HEADLINE_SKIP_LARGEST=1 skips step 2 (headline.md is then written
