@@ -55,6 +55,16 @@ config.substitutions.append(
                   "check_stats.py")))
 config.substitutions.append(
     ("%gen_models", os.path.join(config.lms_src_root, "tools", "gen-models")))
+# A filter that gives a module of the exporter (`module {`) v100-16g's
+# device spec with 50 MB/s host links both ways, where offloading costs
+# far more than recomputing (the slow-link tests of the joint planner and
+# of plan fidelity).
+config.substitutions.append(
+    ("%with_slow_link",
+     "sed -e 's/^module {$/module attributes {dlti.target_system_spec = "
+     "#dlti.target_system_spec<\"GPU\" = #dlti.target_device_spec<"
+     "\"lms.preset\" = \"v100-16g\", \"lms.h2d_bandwidth\" = 5.0e7 : f64, "
+     "\"lms.d2h_bandwidth\" = 5.0e7 : f64>>} {/'"))
 
 if os.path.exists(config.lms_runtime):
     config.available_features.add("lms-runtime")
