@@ -456,10 +456,11 @@ def equal_cost_lead(out):
             "usable memory and pinned-copy link rates, not measured on a "
             "GPU. Every table, the link sensitivity and the plots: "
             "[equal-cost.md](equal-cost.md).", "",
-            "| model | device | no LMS | LMS (method: step, pinned host) "
-            "| multiplier | PyTorch checkpoint | PyTorch save_on_cpu "
-            "| --lms-plan with 6 / 24 GB/s links |",
-            "|---|---|---|---|---|---|---|---|"]
+            "| model | device | no LMS | offload | recompute | joint "
+            "(--lms-plan) | best / no LMS | PyTorch checkpoint | PyTorch "
+            "save_on_cpu | best: step, pinned host | --lms-plan with 6 / 24 "
+            "GB/s links |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     goals = []
     for r in rows:
         top = r.get("max_batch", data.get("max_batch", 0))
@@ -470,17 +471,21 @@ def equal_cost_lead(out):
                    default=None)
         none = ms.get("none", {}).get("within", 0)
         b = ms[best]["within"] if best else 0
-        at = (f"{cap(b)} ({best}: {ms[best]['step_vs_unlimited']:.3f}x, "
-              f"{ms[best]['host_peak_bytes'] / 2**30:.1f} GiB)"
+        at = (f"{best}: {ms[best]['step_vs_unlimited']:.3f}x, "
+              f"{ms[best]['host_peak_bytes'] / 2**30:.1f} GiB"
               if b else "—")
         if none and b:
             mult = f"{'≥' if b >= top else ''}{b / none:.2f}x"
         else:
             mult = "no baseline (batch 1 does not fit)" if b else "—"
         link = r.get("link", {})
-        cells = [cap(none), at, mult]
+        cells = [cap(none)]
+        for m in ("swap", "remat", "plan"):
+            cells.append(cap(ms[m]["within"]) if m in ms else "not run")
+        cells.append(mult)
         for m in ("checkpoint", "save-on-cpu"):
             cells.append(cap(ms[m]["within"]) if m in ms else "not run")
+        cells.append(at)
         cells.append(f"{link.get('6', '—')}x / {link.get('24', '—')}x"
                      if link else "—")
         name = equal_cost.NAMES.get(r["model"], r["model"])
@@ -504,7 +509,15 @@ def equal_cost_lead(out):
                          f"{mult} within 1.25x of the unlimited-memory step "
                          "(and more that fits at all), simulated. A "
                          "comparison of multipliers, not of batches.")
-    return text + ["", "Goals:", ""] + goals + [""]
+    plots = [f"![{equal_cost.NAMES.get(r['model'], r['model'])}, "
+             f"{r['size']} on {r['device']}]"
+             f"({os.path.splitext(r['plot'])[0]}.png) ([SVG]({r['plot']}))"
+             for r in rows if r.get("plot")]
+    if plots:
+        plots = ["Simulated throughput at each batch the searches tried "
+                 "(dashed: unlimited memory; dotted: 1.25x its step):",
+                 ""] + plots + [""]
+    return text + ["", "Goals:", ""] + goals + [""] + plots
 
 
 def capped(b):

@@ -34,6 +34,7 @@ rows = [
      "methods": methods(0, 12, 14)},
 ]
 for r in rows:
+    r["plot"] = f"equal-cost-{r['model']}{r['size']}-{r['device']}.svg"
     r.update({"command": "bench/equal_cost.py --headline",
               "commit_of_lms_opt": "abc1234", "seconds": 1800, "probes": []})
 json.dump({"limit": 1.25, "max_batch": 64, "seconds": 5400, "rows": rows},
