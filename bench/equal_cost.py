@@ -22,8 +22,10 @@ plus the host memory each holds at its batch, and the sensitivity of
 --lms-plan's step at its batch to the host link (both directions at half and
 twice the preset's rate). Batches are found by doubling, then bisection (a
 step's overhead grows with the batch, so "within 1.25x" is taken to be
-monotone; the batches tried are in the JSON). Writes a Markdown table and
-JSON:
+monotone; the batches tried are in the JSON). Rows search side by side,
+their probes sharing --jobs processes. Writes a Markdown table, JSON and,
+beside the Markdown, one plot per row (matplotlib, SVG and PNG) of the
+simulated throughput at the batches tried:
 
     bench/equal_cost.py --models gpt2:1024,llama:2048 --device v100-16g \\
         --json docs/results/equal-cost.json --md docs/results/equal-cost.md
