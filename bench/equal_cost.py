@@ -189,12 +189,15 @@ def measure(work, model, size, device, jobs, methods=METHODS, cap=MAX_BATCH):
     methods = [m for m in METHODS if m == "none" or m in methods]
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         futures = {}
-        for m in methods:
+        # --lms-plan's searches first: their probes take minutes each and
+        # their chain of bisections is the longest.
+        for m in sorted(methods, key=lambda m: m != "plan"):
             start = none
             futures[(m, "fits")] = pool.submit(s.largest, m, fits, start)
             futures[(m, "within")] = pool.submit(s.largest, m, within, start)
-        for (m, what), f in futures.items():
-            row["methods"].setdefault(m, {})[what] = f.result()
+        for m in methods:
+            row["methods"][m] = {what: futures[(m, what)].result()
+                                 for what in ("fits", "within")}
     for m in methods:
         b = row["methods"][m]["within"]
         if b:
