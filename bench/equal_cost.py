@@ -346,7 +346,8 @@ def markdown(rows, seconds=None):
             "which assumes the overhead grows with the batch. It need not: "
             "`--lms-plan` splits ops into loops over slices that divide the "
             "batch, so a batch with more divisors can be cheaper than a "
-            "smaller one (GPT-2: 1.237x at 32, 1.231x at 33; the probes in "
+            "smaller one (GPT-2 with lms-opt at 5622f5a: 1.237x at 32, 1.231x at "
+            "33; the probes in "
             "the JSON show every batch tried). The batch reported was run "
             "and is within 1.25x.",
             "- Host memory is what the plan holds in pinned host memory at "
