@@ -39,13 +39,13 @@ import argparse
 import concurrent.futures
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import headline  # noqa: E402
 import plan_points  # noqa: E402
 
 METHODS = ["none", "swap", "remat", "plan", "checkpoint", "save-on-cpu"]
@@ -230,7 +230,6 @@ def plot_row(row, out):
     the searches probed, per method, with the unlimited-memory device and
     1.25x its step (at or above that line: within 1.25x): an SVG and a PNG
     in `out`, named in row["plot"]."""
-    import headline
     probes = [p for p in row["probes"] if p["link_gbps"] is None]
     ideal = {p["batch"]: p["time_s"] for p in probes
              if p["method"] == "none" and p.get("time_s")}
@@ -405,11 +404,7 @@ def main():
     for m in methods:
         if m not in METHODS:
             sys.exit(f"equal_cost.py: unknown method '{m}'")
-    # The commit of the sources lms-opt was built from, when the run
-    # starts (the tree may move on while it runs).
-    commit = os.environ.get("LMS_OPT_COMMIT") or subprocess.run(
-        ["git", "-C", plan_points.ROOT, "rev-parse", "--short", "HEAD"],
-        capture_output=True, text=True).stdout.strip()
+    commit = headline.lms_opt_commit()
     SLOTS = threading.BoundedSemaphore(max(1, args.jobs))
 
     def one(spec):

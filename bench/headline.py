@@ -56,6 +56,14 @@ MAX_BATCH = 4096
 SPLITS = {"plan"}
 
 
+def lms_opt_commit():
+    """The commit lms-opt was built from, taken when a run starts (the tree
+    may move on while it runs): LMS_OPT_COMMIT, else the checkout's HEAD."""
+    return os.environ.get("LMS_OPT_COMMIT") or subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+        capture_output=True, text=True).stdout.strip()
+
+
 class Bench:
     def __init__(self, work, jobs, log):
         self.work = work
@@ -325,10 +333,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     bench = Bench(work, a.jobs, sys.stderr)
     t_start = time.time()
-    # The commit lms-opt was built from, when the run starts.
-    commit = os.environ.get("LMS_OPT_COMMIT") or subprocess.run(
-        ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-        capture_output=True, text=True).stdout.strip()
+    commit = lms_opt_commit()
 
     rows = []
     for model, size, label in models:
