@@ -36,14 +36,13 @@ ModuleGraphAnalysis::ModuleGraphAnalysis(ModuleGraphAnalysis &&) = default;
 static std::string deviceKey(const std::optional<::lms::DeviceSpec> &device) {
   if (!device)
     return "";
-  return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}/{6}/{7}", device->name,
+  return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}/{6}", device->name,
                        llvm::format("%a", device->peakFlops),
                        llvm::format("%a", device->memoryBandwidth),
                        llvm::format("%a", device->h2dBandwidth),
                        llvm::format("%a", device->d2hBandwidth),
                        llvm::format("%a", device->opOverhead),
-                       llvm::format("%a", device->copyLatency),
-                       device->capacityBytes)
+                       llvm::format("%a", device->copyLatency))
       .str();
 }
 
