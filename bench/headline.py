@@ -578,6 +578,17 @@ def write_markdown(rows, out, elapsed, calls, conditions=None):
     ] + equal_cost_lead(out) + [
         "## Largest batch that fits at all",
         "",
+        "The second experiment of `bench/headline.sh` (`bench/"
+        "headline.py`: the largest batch per planner for ResNet-50, the "
+        "3D U-Net and GPT-2 on three presets, with throughput plots) is "
+        "in [largest-batch.md](largest-batch.md), with the commit and "
+        "presets it was measured with.",
+        "",
+    ]
+    # The second experiment, with the conditions it was measured under.
+    second = [
+        "# Largest batch that fits at all, per planner and device",
+        "",
         "The second experiment (`bench/headline.py`, step 2 of "
         f"`bench/headline.sh`: {calls} planning runs in "
         f"{elapsed / 60:.0f} minutes on this machine's 2 cores). The step "
@@ -636,20 +647,8 @@ def write_markdown(rows, out, elapsed, calls, conditions=None):
         "([Remat.md](../Remat.md#the-joint-planner)).",
         "",
     ]
-    # headline.md: the lead and a pointer; largest-batch.md: the second
-    # experiment, with the conditions it was measured under.
-    second_at = text.index("## Largest batch that fits at all")
-    lead, second = text[:second_at], text[second_at:]
-    lead += ["## Largest batch that fits at all", "",
-             "The second experiment of `bench/headline.sh` (`bench/"
-             "headline.py`: the largest batch per planner for ResNet-50, the "
-             "3D U-Net and GPT-2 on three presets, with throughput plots) is "
-             "in [largest-batch.md](largest-batch.md), with the commit and "
-             "presets it was measured with.", ""]
-    second[0] = ("# Largest batch that fits at all, per planner and "
-                 "device")
     with open(os.path.join(out, "headline.md"), "w") as f:
-        f.write("\n".join(lead))
+        f.write("\n".join(text))
     with open(os.path.join(out, "largest-batch.md"), "w") as f:
         f.write("\n".join(second))
     print("\n".join(table))
