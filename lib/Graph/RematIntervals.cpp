@@ -20,6 +20,13 @@
 // repair again with noisy scores, keep what is cheaper (with a small
 // annealed tolerance), until the time limit.
 //
+// Where a split recomputes: at the next use, earlier where the stages before
+// it have room, right after the crowded stage, and (in a second search with
+// its own seeds and neighbourhood search, RematOptions::coveredSearch) at
+// the latest stage before the next use where every input is resident
+// already, which reads nothing new. The cheaper of the two searches' plans
+// is the result.
+//
 //===----------------------------------------------------------------------===//
 
 #include "RematInternal.h"
@@ -414,12 +421,31 @@ public:
                  budgetAt(early - 1))
         --early;
       bool tabuAtB = isTabu(static_cast<int>(p), b);
-      int candidatesR[3] = {b, early, worst + 1};
-      for (int ri = 0; ri < 3; ++ri) {
+      // The latest stage before the next use where every input is resident
+      // already: a recomputation there reads nothing new.
+      int covered = -1;
+      for (int st = b; coveredCandidates && st > worst && b - st < kWindow;
+           --st) {
+        bool all = true;
+        for (int q : item.inputs)
+          if (covering(q, st) < 0) {
+            all = false;
+            break;
+          }
+        if (all) {
+          covered = st;
+          break;
+        }
+      }
+      int candidatesR[4] = {b, early, worst + 1, covered};
+      for (int ri = 0; ri < 4; ++ri) {
         int r = candidatesR[ri];
-        if (r == b && tabuAtB)
+        if (r < 0 || (r == b && tabuAtB))
           continue;
-        if ((ri == 1 && r == b) || (ri == 2 && (r == b || r == early)))
+        bool seen = false;
+        for (int rj = 0; rj < ri; ++rj)
+          seen |= candidatesR[rj] == r;
+        if (seen)
           continue; // evaluated already
         double lost = 0;
         for (int st = r; st < b && st < r + kWindow; ++st) {
@@ -565,6 +591,9 @@ public:
   /// Which overflowing stage the repair fixes first.
   enum class Order { Worst, First };
   Order order = Order::Worst;
+  /// Whether a split may also recompute at the latest stage before the
+  /// next use where the inputs are resident already.
+  bool coveredCandidates = true;
 
   int64_t totalOverflow() {
     refresh();
@@ -1022,109 +1051,130 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
 
   planner.reset();
   size_t maxSplits = 64 * graph.numOps() + 1024;
-  std::mt19937_64 rng(options.seed);
   // The time limit is a hard cap, for the first plan too.
   detail::SearchLimits limits(options, autoSearchIterations(graph));
   auto elapsed = [&] { return limits.elapsed(); };
   auto expired = [&] { return limits.expired(); };
-  // Two greedy orders (the worst stage first, the first stage first): the
-  // cheaper plan seeds the search; then noisy restarts if neither fits.
-  std::optional<State> seedState;
-  using Order = IntervalPlanner::Order;
-  for (Order order : {Order::Worst, Order::First}) {
-    // Large graphs: one greedy pass (the first-stage order) is enough.
-    if (order == Order::Worst && graph.numOps() > 20000)
-      continue;
-    planner.order = order;
-    planner.reset();
-    if (planner.repair(nullptr, 0, maxSplits, expired) &&
-        (!seedState || planner.s.cost < seedState->cost))
-      seedState = planner.s;
-  }
-  for (int attempt = 0; !seedState && attempt < 8 && !expired(); ++attempt) {
-    planner.order = attempt % 2 ? Order::First : Order::Worst;
-    planner.reset();
-    if (planner.repair(&rng, 0.5, maxSplits, expired))
-      seedState = planner.s;
-  }
-  if (!seedState && limits.stoppedByCap())
-    return detail::noPlanInTime(options.timeLimitSeconds);
-  if (!seedState)
-    return llvm::make_error<RematFailure>(planner.failure, planner.failureOp);
-  planner.s = *seedState;
-  planner.reindex();
-  planner.markAllDirty();
-  State best = planner.s;
-  double bestCost = planner.s.cost;
-  double currentCost = bestCost;
-  if (options.progress)
-    options.progress({elapsed(), bestCost, 0});
   double minimum = scheduleCost(graph, options.device);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  size_t iteration = 0;
-  // Stops at the time limit, at the trivial bound, or when a long run of
-  // ruins brought nothing (small graphs).
-  size_t sinceImprovement = 0;
-  size_t patience = std::max<size_t>(5000, 50 * graph.numOps());
-  while (bestCost > minimum + 1e-9 && limits.allows(iteration) &&
-         sinceImprovement < patience) {
-    ++iteration;
-    State saved = planner.s;
-    std::vector<std::pair<int, int>> recomputes = planner.recomputations();
-    if (recomputes.empty())
+  using Order = IntervalPlanner::Order;
+  // Two searches, each with its own greedy seeds and large-neighbourhood
+  // search: the splits of the first recompute a tensor at its next use (or
+  // earlier where the stages before have room, or right after the crowded
+  // stage); those of the second may also recompute it at the latest stage
+  // before that use where its inputs are resident already (a recomputation
+  // that reads nothing new). Neither wins on every graph (docs/Remat.md):
+  // the cheaper plan is the result, the second search's on a tie.
+  std::optional<State> best;
+  double bestCost = std::numeric_limits<double>::infinity();
+  for (bool covered : {false, true}) {
+    if ((best && bestCost <= minimum + 1e-9) ||
+        (covered && !options.coveredSearch))
       break;
-    // Ruin: undo one to three recomputations, or every one starting in a
-    // window of stages.
-    if (unit(rng) < 0.5) {
-      int count = 1 + static_cast<int>(rng() % 3);
-      for (int c = 0; c < count && !recomputes.empty(); ++c) {
-        auto [p, k] = recomputes[rng() % recomputes.size()];
-        if (k < static_cast<int>(planner.s.iv[p].size()))
-          planner.merge(p, k);
-        recomputes = planner.recomputations();
-      }
-    } else {
-      int center = planner.s.iv[recomputes[rng() % recomputes.size()].first]
-                       .back()
-                       .start;
-      int width = 1 + static_cast<int>(rng() % 8);
-      bool merged = true;
-      while (merged) {
-        merged = false;
-        for (auto [p, k] : planner.recomputations()) {
-          int st = planner.s.iv[p][k].start;
-          if (st >= center - width && st <= center + width) {
+    planner.coveredCandidates = covered;
+    std::mt19937_64 rng(options.seed);
+    // Two greedy orders (the worst stage first, the first stage first): the
+    // cheaper plan seeds the search; then noisy restarts if neither fits.
+    std::optional<State> seedState;
+    for (Order order : {Order::Worst, Order::First}) {
+      // Large graphs: one greedy pass (the first-stage order) is enough.
+      if (order == Order::Worst && graph.numOps() > 20000)
+        continue;
+      planner.order = order;
+      planner.reset();
+      if (planner.repair(nullptr, 0, maxSplits, expired) &&
+          (!seedState || planner.s.cost < seedState->cost))
+        seedState = planner.s;
+    }
+    for (int attempt = 0; !seedState && attempt < 8 && !expired(); ++attempt) {
+      planner.order = attempt % 2 ? Order::First : Order::Worst;
+      planner.reset();
+      if (planner.repair(&rng, 0.5, maxSplits, expired))
+        seedState = planner.s;
+    }
+    if (!seedState)
+      continue;
+    planner.s = std::move(*seedState);
+    planner.reindex();
+    planner.markAllDirty();
+    State searchBest = planner.s;
+    double searchCost = planner.s.cost;
+    double currentCost = searchCost;
+    if (options.progress && searchCost < bestCost)
+      options.progress({elapsed(), searchCost, 0});
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    size_t iteration = 0;
+    // Stops at the time limit, at the trivial bound, or when a long run of
+    // ruins brought nothing (small graphs).
+    size_t sinceImprovement = 0;
+    size_t patience = std::max<size_t>(5000, 50 * graph.numOps());
+    while (searchCost > minimum + 1e-9 && limits.allows(iteration) &&
+           sinceImprovement < patience) {
+      ++iteration;
+      State saved = planner.s;
+      std::vector<std::pair<int, int>> recomputes = planner.recomputations();
+      if (recomputes.empty())
+        break;
+      // Ruin: undo one to three recomputations, or every one starting in a
+      // window of stages.
+      if (unit(rng) < 0.5) {
+        int count = 1 + static_cast<int>(rng() % 3);
+        for (int c = 0; c < count && !recomputes.empty(); ++c) {
+          auto [p, k] = recomputes[rng() % recomputes.size()];
+          if (k < static_cast<int>(planner.s.iv[p].size()))
             planner.merge(p, k);
-            merged = true;
-            break;
+          recomputes = planner.recomputations();
+        }
+      } else {
+        int center = planner.s.iv[recomputes[rng() % recomputes.size()].first]
+                         .back()
+                         .start;
+        int width = 1 + static_cast<int>(rng() % 8);
+        bool merged = true;
+        while (merged) {
+          merged = false;
+          for (auto [p, k] : planner.recomputations()) {
+            int st = planner.s.iv[p][k].start;
+            if (st >= center - width && st <= center + width) {
+              planner.merge(p, k);
+              merged = true;
+              break;
+            }
           }
         }
       }
-    }
-    planner.order = rng() % 2 ? Order::First : Order::Worst;
-    bool ok = planner.repair(&rng, 0.3, maxSplits, expired);
-    double temperature = 0.01 * limits.remaining(iteration);
-    ++sinceImprovement;
-    if (ok && planner.s.cost <= currentCost * (1 + temperature)) {
-      currentCost = planner.s.cost;
-      if (currentCost < bestCost - 1e-9) {
-        sinceImprovement = 0;
-        bestCost = currentCost;
-        best = planner.s;
-        if (options.progress)
-          options.progress({elapsed(), bestCost, 0});
+      planner.order = rng() % 2 ? Order::First : Order::Worst;
+      bool ok = planner.repair(&rng, 0.3, maxSplits, expired);
+      double temperature = 0.01 * limits.remaining(iteration);
+      ++sinceImprovement;
+      if (ok && planner.s.cost <= currentCost * (1 + temperature)) {
+        currentCost = planner.s.cost;
+        if (currentCost < searchCost - 1e-9) {
+          sinceImprovement = 0;
+          searchCost = currentCost;
+          searchBest = planner.s;
+          if (options.progress && searchCost < bestCost)
+            options.progress({elapsed(), searchCost, 0});
+        }
+      } else {
+        planner.s = std::move(saved);
+        planner.reindex();
       }
-    } else {
-      planner.s = std::move(saved);
-      planner.reindex();
+      if (iteration % 500 == 0) {
+        planner.s = searchBest;
+        planner.reindex();
+        currentCost = searchCost;
+      }
     }
-    if (iteration % 500 == 0) {
-      planner.s = best;
-      planner.reindex();
-      currentCost = bestCost;
+    if (searchCost <= bestCost) {
+      bestCost = searchCost;
+      best = std::move(searchBest);
     }
   }
-  planner.s = best;
+  if (!best && limits.stoppedByCap())
+    return detail::noPlanInTime(options.timeLimitSeconds);
+  if (!best)
+    return llvm::make_error<RematFailure>(planner.failure, planner.failureOp);
+  planner.s = std::move(*best);
   planner.reindex();
   if (intervals)
     *intervals = planner.intervals();

@@ -90,6 +90,13 @@ static llvm::cl::opt<bool> emitMLIR("mlir",
 static llvm::cl::opt<uint64_t> seed("seed", llvm::cl::desc("Random seed"),
                                     llvm::cl::init(1));
 static llvm::cl::opt<bool> quiet("quiet", llvm::cl::desc("No progress lines"));
+static llvm::cl::opt<bool> coveredSearch(
+    "covered-search",
+    llvm::cl::desc("heuristic (and the warm starts of exact and moccasin): "
+                   "a second interval search whose splits may also "
+                   "recompute where the inputs are still resident; the "
+                   "cheaper plan wins"),
+    llvm::cl::init(true));
 static llvm::cl::opt<bool>
     arena("arena", llvm::cl::desc("Place every allocation in one arena and "
                                   "make the budget bound the arena"));
@@ -332,6 +339,7 @@ int main(int argc, char **argv) {
     options.timeLimitSeconds = 60;
   options.searchIterations = iterations;
   options.seed = seed;
+  options.coveredSearch = coveredSearch;
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -

@@ -98,6 +98,13 @@ struct RematOptions {
   /// links can carry bytes away, recomputation leaves them to offloading);
   /// its fallbacks, and the other planners, meet `budget` everywhere.
   std::vector<uint64_t> stageBudgets;
+  /// The interval search runs a second search whose splits may also
+  /// recompute a freed tensor at the latest stage before its next use where
+  /// every input is still resident, and keeps the cheaper plan (about twice
+  /// the time). lms-plan turns it on; the MLIR passes leave it off while a
+  /// plan of that kind measures above its analysis once lowered
+  /// (docs/Hardening.md).
+  bool coveredSearch = false;
 };
 
 struct RematResult {
