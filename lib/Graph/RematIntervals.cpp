@@ -425,18 +425,11 @@ public:
       // already: a recomputation there reads nothing new.
       int covered = -1;
       for (int st = b; coveredCandidates && st > worst && b - st < kWindow;
-           --st) {
-        bool all = true;
-        for (int q : item.inputs)
-          if (covering(q, st) < 0) {
-            all = false;
-            break;
-          }
-        if (all) {
+           --st)
+        if (inputsResidentAt(static_cast<int>(p), st)) {
           covered = st;
           break;
         }
-      }
       int candidatesR[4] = {b, early, worst + 1, covered};
       for (int ri = 0; ri < 4; ++ri) {
         int r = candidatesR[ri];
@@ -592,8 +585,9 @@ public:
   enum class Order { Worst, First };
   Order order = Order::Worst;
   /// Whether a split may also recompute at the latest stage before the
-  /// next use where the inputs are resident already.
-  bool coveredCandidates = true;
+  /// next use where the inputs are resident already (the second search of
+  /// planRematIntervals; RematOptions::coveredSearch).
+  bool coveredCandidates = false;
 
   int64_t totalOverflow() {
     refresh();
@@ -754,6 +748,13 @@ private:
       return -1;
     --it;
     return it->end >= st ? static_cast<int>(it - v.begin()) : -1;
+  }
+
+  /// Whether every input of p is resident at stage `st` (a computation of p
+  /// there reads nothing new).
+  bool inputsResidentAt(int p, int st) const {
+    return llvm::all_of(items[p].inputs,
+                        [&](int q) { return covering(q, st) >= 0; });
   }
 
   /// The index of p's last interval starting at or before `st`.
