@@ -21,7 +21,102 @@ using namespace mlir;
 using namespace mlir::lms;
 using ::lms::OpCost;
 
+/// The buffer type One-Shot Bufferize gives `value` (identity layouts for
+/// allocations and at function boundaries, as the lowering asks): a view
+/// keeps its source's strides, so a slice of a slice is strided. Null for
+/// what is not a ranked tensor or memref.
+static MemRefType bufferizedType(Value value, unsigned depth = 0) {
+  if (auto memref = dyn_cast<MemRefType>(value.getType()))
+    return memref;
+  auto tensorType = dyn_cast<RankedTensorType>(value.getType());
+  if (!tensorType)
+    return {};
+  MemRefType identity =
+      MemRefType::get(tensorType.getShape(), tensorType.getElementType());
+  // View chains are short; a pathological one is taken as a fresh buffer.
+  if (depth > 64)
+    return identity;
+  auto source = [&](Value v) { return bufferizedType(v, depth + 1); };
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    // A recomputation's body reads its operands' buffers (the lowering
+    // inlines it).
+    auto recompute =
+        dyn_cast_or_null<RecomputeOp>(arg.getOwner()->getParentOp());
+    if (recompute && arg.getArgNumber() < recompute->getNumOperands())
+      if (MemRefType type = source(recompute->getOperand(arg.getArgNumber())))
+        if (type.getShape() == tensorType.getShape())
+          return type;
+    return identity;
+  }
+  Operation *def = value.getDefiningOp();
+  if (auto recompute = dyn_cast<RecomputeOp>(def)) {
+    auto result = cast<OpResult>(value);
+    MemRefType type =
+        source(recompute.getYield()->getOperand(result.getResultNumber()));
+    return type ? type : identity;
+  }
+  if (bufferizationCopies(def))
+    return identity;
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+    MemRefType type = source(slice.getSource());
+    if (!type)
+      return identity;
+    return memref::SubViewOp::inferRankReducedResultType(
+        tensorType.getShape(), type, slice.getMixedOffsets(),
+        slice.getMixedSizes(), slice.getMixedStrides());
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+    MemRefType type = source(collapse.getSrc());
+    if (!type || tensorType.getRank() == 0)
+      return identity;
+    return memref::CollapseShapeOp::computeCollapsedType(
+        type, collapse.getReassociationIndices());
+  }
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+    MemRefType type = source(expand.getSrc());
+    if (!type)
+      return identity;
+    FailureOr<MemRefType> expanded = memref::ExpandShapeOp::computeExpandedType(
+        type, tensorType.getShape(), expand.getReassociationIndices());
+    return succeeded(expanded) ? *expanded : identity;
+  }
+  if (isa<tensor::CastOp, tensor::BitcastOp>(def)) {
+    MemRefType type = source(def->getOperand(0));
+    if (!type || type.getRank() != tensorType.getRank())
+      return identity;
+    return MemRefType::get(tensorType.getShape(), tensorType.getElementType(),
+                           type.getLayout(), type.getMemorySpace());
+  }
+  if (auto toTensor = dyn_cast<bufferization::ToTensorOp>(def))
+    if (auto type = dyn_cast<MemRefType>(toTensor.getBuffer().getType()))
+      return type;
+  return identity;
+}
+
+bool mlir::lms::bufferizationCopies(Operation *op) {
+  // tensor.collapse_shape of a buffer whose strides do not collapse (a
+  // slice across the inner dimension: the Q, K and V thirds of a fused
+  // projection) bufferizes to a copy of the source and a collapse of the
+  // copy; tensor.reshape copies a source without the identity layout.
+  // Both as upstream's BufferizableOpInterface implementations do.
+  if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(op)) {
+    if (collapse.getResultType().getRank() == 0)
+      return false;
+    MemRefType type = bufferizedType(collapse.getSrc());
+    return type && !memref::CollapseShapeOp::isGuaranteedCollapsible(
+                       type, collapse.getReassociationIndices());
+  }
+  if (auto reshape = dyn_cast_or_null<tensor::ReshapeOp>(op)) {
+    MemRefType type = bufferizedType(reshape.getSource());
+    return type && !type.getLayout().isIdentity();
+  }
+  return false;
+}
+
 bool mlir::lms::isViewLikeOp(Operation *op) {
+  // A reshape that bufferization copies makes a buffer of its own.
+  if (bufferizationCopies(op))
+    return false;
   // Upstream's view interface, and the ops that alias their operand
   // without implementing it (reshapes, casts, the bufferization bridges).
   return isa<ViewLikeOpInterface, tensor::CastOp, tensor::ExpandShapeOp,

@@ -743,6 +743,9 @@ std::optional<ResultPlacement> AliasModel::placeView(OpResult result,
   // copies the view (a write to the source while the view is still read):
   // then the view is a new buffer.
   Operation &op = *result.getOwner();
+  // A reshape that bufferization copies (a collapse of a strided slice).
+  if (bufferizationCopies(&op))
+    return std::nullopt;
   OpOperand *source = nullptr;
   auto view = dyn_cast<ViewLikeOpInterface>(op);
   if (view && view.getViewSource()) {

@@ -38,8 +38,17 @@ namespace lms {
                              llvm::function_ref<uint64_t(Value)> bytesOf);
 
 /// Whether `op` only reinterprets its operand (cast, reshape, slice view):
-/// its result aliases operand 0.
+/// its result aliases operand 0. Not a reshape that bufferization copies
+/// (bufferizationCopies).
 bool isViewLikeOp(Operation *op);
+
+/// Whether One-Shot Bufferize lowers the reshape `op` to a copy into a new
+/// buffer: a tensor.collapse_shape whose source buffer's strides do not
+/// collapse (a slice across the inner dimension), a tensor.reshape of a
+/// source without the identity layout. The source layouts follow the view
+/// chain (slices, reshapes, casts, an lms.recompute's body) from buffers
+/// with the identity layout, as the lowering bufferizes them.
+bool bufferizationCopies(Operation *op);
 
 /// Whether `op` reads host-backed data into a tensor: a constant tensor
 /// (`arith.constant`, any ConstantLike op with a tensor result) or a load of
