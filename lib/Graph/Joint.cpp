@@ -193,6 +193,9 @@ public:
                                 ? remat.searchIterations
                                 : autoSearchIterations(contracted);
       remat.searchIterations = std::max<uint64_t>(1, iterations / 4);
+      // Screening a mix: the first interval search only (half the time);
+      // the chosen mix is planned with both.
+      remat.coveredSearch = false;
       remat.progress = nullptr;
       outcome.rematIterations = remat.searchIterations;
     }

@@ -101,10 +101,9 @@ struct RematOptions {
   /// The interval search runs a second search whose splits may also
   /// recompute a freed tensor at the latest stage before its next use where
   /// every input is still resident, and keeps the cheaper plan (about twice
-  /// the time). lms-plan turns it on; the MLIR passes leave it off while a
-  /// plan of that kind measures above its analysis once lowered
-  /// (docs/Hardening.md).
-  bool coveredSearch = false;
+  /// the time). On by default (lms-plan --covered-search=false, the
+  /// planner tests, turn it off).
+  bool coveredSearch = true;
 };
 
 struct RematResult {
