@@ -21,6 +21,14 @@ using namespace mlir;
 using namespace mlir::lms;
 using ::lms::OpCost;
 
+/// Whether collapsing a buffer of type `source` (non-null) copies it.
+static bool collapseCopies(tensor::CollapseShapeOp collapse,
+                           MemRefType source) {
+  return collapse.getResultType().getRank() > 0 &&
+         !memref::CollapseShapeOp::isGuaranteedCollapsible(
+             source, collapse.getReassociationIndices());
+}
+
 /// The buffer type One-Shot Bufferize gives `value` (identity layouts for
 /// allocations and at function boundaries, as the lowering asks): a view
 /// keeps its source's strides, so a slice of a slice is strided. Null for
@@ -55,8 +63,6 @@ static MemRefType bufferizedType(Value value, unsigned depth = 0) {
         source(recompute.getYield()->getOperand(result.getResultNumber()));
     return type ? type : identity;
   }
-  if (bufferizationCopies(def))
-    return identity;
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
     MemRefType type = source(slice.getSource());
     if (!type)
@@ -66,8 +72,10 @@ static MemRefType bufferizedType(Value value, unsigned depth = 0) {
         slice.getMixedSizes(), slice.getMixedStrides());
   }
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+    // The source's type is computed once per level (a chain of collapses
+    // stays linear); a copy has the identity layout.
     MemRefType type = source(collapse.getSrc());
-    if (!type || tensorType.getRank() == 0)
+    if (!type || tensorType.getRank() == 0 || collapseCopies(collapse, type))
       return identity;
     return memref::CollapseShapeOp::computeCollapsedType(
         type, collapse.getReassociationIndices());
@@ -100,11 +108,8 @@ bool mlir::lms::bufferizationCopies(Operation *op) {
   // copy; tensor.reshape copies a source without the identity layout.
   // Both as upstream's BufferizableOpInterface implementations do.
   if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(op)) {
-    if (collapse.getResultType().getRank() == 0)
-      return false;
     MemRefType type = bufferizedType(collapse.getSrc());
-    return type && !memref::CollapseShapeOp::isGuaranteedCollapsible(
-                       type, collapse.getReassociationIndices());
+    return type && collapseCopies(collapse, type);
   }
   if (auto reshape = dyn_cast_or_null<tensor::ReshapeOp>(op)) {
     MemRefType type = bufferizedType(reshape.getSource());

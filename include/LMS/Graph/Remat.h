@@ -101,8 +101,8 @@ struct RematOptions {
   /// The interval search runs a second search whose splits may also
   /// recompute a freed tensor at the latest stage before its next use where
   /// every input is still resident, and keeps the cheaper plan (about twice
-  /// the time). On by default (lms-plan --covered-search=false, the
-  /// planner tests, turn it off).
+  /// the time). On by default; the joint planner turns it off while it
+  /// screens mixes, lms-plan with --covered-search=false.
   bool coveredSearch = true;
 };
 
