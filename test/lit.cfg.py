@@ -84,6 +84,10 @@ if preload:
     for name in ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"):
         if name in os.environ:
             config.environment[name] = os.environ[name]
+# scripts/sanitize.sh runs a prefix of the random sweeps (property tests,
+# fuzzer): bench/property/run.py and bench/fuzz/mutate.py read it.
+if os.environ.get("LMS_SWEEP_DIVISOR"):
+    config.environment["LMS_SWEEP_DIVISOR"] = os.environ["LMS_SWEEP_DIVISOR"]
 
 # The emulated device is the default for execution tests; tests that need a
 # GPU set LMS_RUNTIME=cuda themselves.

@@ -656,6 +656,11 @@ def main():
     ap.add_argument("--keep", metavar="DIR",
                     help="keep each program's files in DIR/SEED-INDEX")
     a = ap.parse_args()
+    # scripts/sanitize.sh runs a prefix of each sweep (the same programs,
+    # fewer of them): LMS_SWEEP_DIVISOR=4 runs a quarter, at least one.
+    divisor = int(os.environ.get("LMS_SWEEP_DIVISOR") or 1)
+    if a.programs > 1 and divisor > 1:
+        a.programs = max(1, a.programs // divisor)
     # Run a copy of lms-opt and of the runtime: a rebuild during a long run
     # replaces the files under build/ (the run then failed to start them).
     global LMS_OPT, RUNTIME, SHARED_LIBS
