@@ -94,6 +94,14 @@ public:
       return std::numeric_limits<int64_t>::min() / 4;
     return max(1, 0, n - 1, lo, hi);
   }
+  /// Whether a value in [lo, hi] exceeds `threshold`: max(lo, hi) >
+  /// threshold, without visiting the subtrees whose maximum is at or below
+  /// it.
+  bool anyAbove(int lo, int hi, int64_t threshold) const {
+    if (lo > hi)
+      return false;
+    return anyAbove(1, 0, n - 1, lo, hi, threshold);
+  }
   /// The first index whose value exceeds `threshold`, or -1.
   int firstAbove(int64_t threshold) const {
     if (mx[1] <= threshold)
@@ -132,6 +140,19 @@ private:
     add(2 * node, lo, mid, l, r, delta);
     add(2 * node + 1, mid + 1, hi, l, r, delta);
     mx[node] = std::max(mx[2 * node], mx[2 * node + 1]) + lazy[node];
+  }
+  /// `threshold` is relative to the node: its ancestors' lazy additions
+  /// are taken off.
+  bool anyAbove(int node, int lo, int hi, int l, int r,
+                int64_t threshold) const {
+    if (r < lo || hi < l || mx[node] <= threshold)
+      return false;
+    if (l <= lo && hi <= r)
+      return true;
+    int mid = (lo + hi) / 2;
+    threshold -= lazy[node];
+    return anyAbove(2 * node, lo, mid, l, r, threshold) ||
+           anyAbove(2 * node + 1, mid + 1, hi, l, r, threshold);
   }
   int64_t max(int node, int lo, int hi, int l, int r) const {
     if (r < lo || hi < l)
@@ -933,9 +954,8 @@ private:
   }
 
   bool roomFast(int from, int to, uint64_t mem) const {
-    return s.memory.max(std::max(from + 1, 0), to - 1) +
-               static_cast<int64_t>(mem) <=
-           budget;
+    return !s.memory.anyAbove(std::max(from + 1, 0), to - 1,
+                              budget - static_cast<int64_t>(mem));
   }
 
   /// Large graphs: for each bucket of kBucket stages, the items with an
