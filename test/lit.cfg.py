@@ -85,9 +85,11 @@ if preload:
         if name in os.environ:
             config.environment[name] = os.environ[name]
 # scripts/sanitize.sh runs a prefix of the random sweeps (property tests,
-# fuzzer): bench/property/run.py and bench/fuzz/mutate.py read it.
-if os.environ.get("LMS_SWEEP_DIVISOR"):
-    config.environment["LMS_SWEEP_DIVISOR"] = os.environ["LMS_SWEEP_DIVISOR"]
+# fuzzer; bench/sweep.py): the scripts read the divisor, the tests check
+# their counts with it (FileCheck -D#DIV=%sweep_divisor).
+sweep_divisor = os.environ.get("LMS_SWEEP_DIVISOR") or "1"
+config.environment["LMS_SWEEP_DIVISOR"] = sweep_divisor
+config.substitutions.append(("%sweep_divisor", sweep_divisor))
 
 # The emulated device is the default for execution tests; tests that need a
 # GPU set LMS_RUNTIME=cuda themselves.

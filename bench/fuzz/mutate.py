@@ -50,6 +50,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from ir_compare import same_ops  # noqa: E402
+from sweep import sweep_size  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -486,11 +487,7 @@ def main():
                              "runs where the server's exit status or output "
                              "differs")
     args = parser.parse_args()
-    # scripts/sanitize.sh runs a prefix of each sweep (the same mutants,
-    # fewer of them): LMS_SWEEP_DIVISOR=4 runs a quarter, at least one.
-    divisor = int(os.environ.get("LMS_SWEEP_DIVISOR") or 1)
-    if args.mutants > 1 and divisor > 1:
-        args.mutants = max(1, args.mutants // divisor)
+    args.mutants = sweep_size(args.mutants)  # a prefix under the sanitizers
     global USE_SERVER, CHECK_SERVER
     USE_SERVER = args.server or args.check_server
     CHECK_SERVER = args.check_server

@@ -51,6 +51,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from ir_compare import same_ops  # noqa: E402
+from sweep import sweep_size  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -656,11 +657,7 @@ def main():
     ap.add_argument("--keep", metavar="DIR",
                     help="keep each program's files in DIR/SEED-INDEX")
     a = ap.parse_args()
-    # scripts/sanitize.sh runs a prefix of each sweep (the same programs,
-    # fewer of them): LMS_SWEEP_DIVISOR=4 runs a quarter, at least one.
-    divisor = int(os.environ.get("LMS_SWEEP_DIVISOR") or 1)
-    if a.programs > 1 and divisor > 1:
-        a.programs = max(1, a.programs // divisor)
+    a.programs = sweep_size(a.programs)  # a prefix under the sanitizers
     # Run a copy of lms-opt and of the runtime: a rebuild during a long run
     # replaces the files under build/ (the run then failed to start them).
     global LMS_OPT, RUNTIME, SHARED_LIBS
