@@ -196,6 +196,7 @@ public:
       // Screening a mix: the first interval search only (half the time);
       // the chosen mix is planned with both.
       remat.coveredSearch = false;
+      remat.settleStuck = false;
       remat.progress = nullptr;
       outcome.rematIterations = remat.searchIterations;
     }

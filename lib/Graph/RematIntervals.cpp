@@ -350,6 +350,53 @@ public:
     return false;
   }
 
+  /// No greedy repair fits: a search over the plans that do not fit yet.
+  /// Each iteration undoes the recomputations that start in a window of
+  /// stages (around the stage where the last repair got stuck, or around a
+  /// random recomputation) and repairs with noisy scores; the result is
+  /// kept when its total overflow is no larger. True when a repair fits
+  /// (the state is that plan); false after `iterations`.
+  bool settle(std::mt19937_64 &rng, size_t maxSplits, size_t iterations,
+              const std::function<bool()> &expired) {
+    int64_t current = totalOverflow();
+    int stuck = failureOp;
+    State saved;
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    for (size_t iteration = 0; iteration < iterations && !expired();
+         ++iteration) {
+      saved = s;
+      std::vector<std::pair<int, int>> recomputes = recomputations();
+      int center = stuck;
+      if ((center < 0 || unit(rng) < 0.5) && !recomputes.empty())
+        center = s.iv[recomputes[rng() % recomputes.size()].first].back().start;
+      int width = 1 + static_cast<int>(rng() % 32);
+      for (auto [p, k] : recomputes) {
+        (void)k;
+        // Later recomputations of one item first: indices stay valid.
+        for (int j = static_cast<int>(s.iv[p].size()) - 1; j >= 1; --j) {
+          int st = s.iv[p][j].start;
+          if (st >= center - width && st <= center + width)
+            merge(p, j);
+        }
+      }
+      order = rng() % 2 ? Order::First : Order::Worst;
+      if (repair(&rng, 0.5, maxSplits, expired))
+        return true;
+      int64_t overflow = totalOverflow();
+      if (overflow <= current) {
+        current = overflow;
+        stuck = failureOp;
+      } else {
+        std::swap(s, saved);
+        reindex();
+        markAllDirty();
+      }
+      LLVM_DEBUG(llvm::dbgs() << "settle " << iteration << ": overflow "
+                              << overflow << ", kept " << current << "\n");
+    }
+    return false;
+  }
+
   /// The stage over the budget that the repair fixes next (-1: none).
   int worstStage() {
     refresh();
@@ -1065,6 +1112,16 @@ llvm::Expected<RematResult> lms::detail::planOfIntervals(
   return finishPlan(graph, planner.emit(), budget, device, std::move(method));
 }
 
+/// The work limit of IntervalPlanner::settle: a quarter of the search's
+/// (each of its iterations is a repair of a window of the graph), which
+/// bounds what a budget that no repair fits costs before it fails.
+static size_t settleIterations(const Graph &graph,
+                               const RematOptions &options) {
+  uint64_t search = options.searchIterations ? options.searchIterations
+                                             : autoSearchIterations(graph);
+  return static_cast<size_t>(std::max<uint64_t>(1, search / 4));
+}
+
 llvm::Expected<RematResult>
 lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
                                 const RematOptions &options,
@@ -1107,10 +1164,40 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
           (!seedState || planner.s.cost < seedState->cost))
         seedState = planner.s;
     }
+    std::optional<State> closest;
+    int64_t closestOverflow = std::numeric_limits<int64_t>::max();
+    int closestStuck = -1;
     for (int attempt = 0; !seedState && attempt < 8 && !expired(); ++attempt) {
       planner.order = attempt % 2 ? Order::First : Order::Worst;
       planner.reset();
-      if (planner.repair(&rng, 0.5, maxSplits, expired))
+      if (planner.repair(&rng, 0.5, maxSplits, expired)) {
+        seedState = planner.s;
+        break;
+      }
+      int64_t overflow = planner.totalOverflow();
+      if (overflow < closestOverflow) {
+        closestOverflow = overflow;
+        closest = planner.s;
+        closestStuck = planner.failureOp;
+      }
+    }
+    // Still nothing: the second search goes on from the first one's plan;
+    // the first searches from the closest of those plans, over plans that
+    // do not fit yet, for one that does.
+    if (!seedState && best)
+      seedState = *best;
+    // Only from a plan near fitting: where the stages are over by more than
+    // half the budget in all, the repairs' windows do not reach a fit (the
+    // joint planner's trials of a mix that cannot fit are like that), and
+    // the search would only delay the failure.
+    if (!seedState && closest && options.settleStuck && !expired() &&
+        closestOverflow <= planner.budget / 2) {
+      planner.s = std::move(*closest);
+      planner.reindex();
+      planner.markAllDirty();
+      planner.failureOp = closestStuck;
+      if (planner.settle(rng, maxSplits, settleIterations(graph, options),
+                         expired))
         seedState = planner.s;
     }
     if (!seedState)

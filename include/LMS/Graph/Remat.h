@@ -104,6 +104,12 @@ struct RematOptions {
   /// the time). On by default; the joint planner turns it off while it
   /// screens mixes, lms-plan with --covered-search=false.
   bool coveredSearch = true;
+  /// Where every greedy repair of the interval search stops over the
+  /// budget, a search over plans that do not fit yet goes on from the
+  /// closest one until a repair fits (a quarter of the search's work at
+  /// most). On by default; the joint planner turns it off while it screens
+  /// mixes (a mix that the repairs cannot fit is rejected at once).
+  bool settleStuck = true;
 };
 
 struct RematResult {
