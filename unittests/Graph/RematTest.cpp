@@ -373,6 +373,49 @@ TEST(GraphFile, ParsesAndRoundTripsPlans) {
   EXPECT_EQ(*back, plan);
 }
 
+TEST(Remat, SearchGoesOnFromAStuckRepair) {
+  // test/Plan/Inputs/covered-recompute.json: at 80% of its peak every
+  // greedy repair of the first interval search stops 56 bytes over.
+  const char *text = R"({"nodes": [
+      {"id": 0, "cost_cpu": 99, "mem": 460},
+      {"id": 1, "cost_cpu": 91, "mem": 350},
+      {"id": 2, "cost_cpu": 85, "mem": 180},
+      {"id": 3, "cost_cpu": 15, "mem": 590},
+      {"id": 4, "cost_cpu": 50, "mem": 530},
+      {"id": 5, "cost_cpu": 82, "mem": 550},
+      {"id": 6, "cost_cpu": 20, "mem": 570},
+      {"id": 7, "cost_cpu": 92, "mem": 410},
+      {"id": 8, "cost_cpu": 53, "mem": 60},
+      {"id": 9, "cost_cpu": 65, "mem": 590},
+      {"id": 10, "cost_cpu": 74, "mem": 40},
+      {"id": 11, "cost_cpu": 75, "mem": 500}],
+    "edges": [[0, 3], [1, 4], [2, 4], [0, 4], [1, 5], [0, 5], [3, 5], [2, 5], [2, 6], [0, 6], [2, 7], [5, 8], [4, 8], [1, 8], [3, 8], [3, 9], [6, 9], [5, 9], [3, 10], [6, 10], [5, 10], [8, 11]],
+    "topo_order": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]})";
+  llvm::Expected<GraphFile> file = parseGraphFile(text);
+  ASSERT_TRUE(static_cast<bool>(file)) << llvm::toString(file.takeError());
+  const Graph &g = file->graph;
+  uint64_t budget = evaluateSchedule(g).peakBytes * 8 / 10;
+  ASSERT_EQ(budget, 2584u);
+  RematOptions options;
+  options.coveredSearch = false;
+  // The search over plans that do not fit yet finds one, and the
+  // neighbourhood search from there the optimum (exact.test proves 971).
+  llvm::Expected<RematResult> settled =
+      planRemat(g, budget, RematMethod::Heuristic, options);
+  ASSERT_TRUE(static_cast<bool>(settled))
+      << llvm::toString(settled.takeError());
+  expectValid(g, *settled, budget);
+  EXPECT_DOUBLE_EQ(settled->computeCost, 971);
+  // Without it the interval search has no plan and the heuristic falls
+  // back to DTR's.
+  options.settleStuck = false;
+  llvm::Expected<RematResult> stuck =
+      planRemat(g, budget, RematMethod::Heuristic, options);
+  ASSERT_TRUE(static_cast<bool>(stuck)) << llvm::toString(stuck.takeError());
+  expectValid(g, *stuck, budget);
+  EXPECT_DOUBLE_EQ(stuck->computeCost, 1155);
+}
+
 TEST(GraphFile, ErrorsNameTheProblem) {
   auto error = [](const char *text) {
     llvm::Expected<GraphFile> file = parseGraphFile(text);
