@@ -370,15 +370,13 @@ public:
       if ((center < 0 || unit(rng) < 0.5) && !recomputes.empty())
         center = s.iv[recomputes[rng() % recomputes.size()].first].back().start;
       int width = 1 + static_cast<int>(rng() % 32);
-      for (auto [p, k] : recomputes) {
-        (void)k;
+      for (size_t p = 0; p < items.size(); ++p)
         // Later recomputations of one item first: indices stay valid.
         for (int j = static_cast<int>(s.iv[p].size()) - 1; j >= 1; --j) {
           int st = s.iv[p][j].start;
           if (st >= center - width && st <= center + width)
-            merge(p, j);
+            merge(static_cast<int>(p), j);
         }
-      }
       order = rng() % 2 ? Order::First : Order::Worst;
       if (repair(&rng, 0.5, maxSplits, expired))
         return true;
