@@ -18,7 +18,10 @@
 // where the memory has room, else by recomputing them too (recursively).
 // Large-neighbourhood search: undo a few recomputations (merge intervals),
 // repair again with noisy scores, keep what is cheaper (with a small
-// annealed tolerance), until the time limit.
+// annealed tolerance), until the work limit. Where every greedy repair stops
+// over the budget, a search over plans that do not fit yet (settle) undoes
+// the recomputations in a window and repairs again, keeping what overflows
+// no more, until a repair fits; that plan seeds the neighbourhood search.
 //
 // Where a split recomputes: at the next use, earlier where the stages before
 // it have room, right after the crowded stage, and (in a second search with
