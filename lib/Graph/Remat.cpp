@@ -1050,10 +1050,21 @@ lms::planRematHeuristic(const Graph &graph, uint64_t budget,
   if (graph.numOps() > kIntervalSearchMaxOps)
     return planRematDTR(graph, budget, options);
   detail::Stopwatch stopwatch;
-  llvm::Expected<RematResult> intervals =
-      detail::planRematIntervals(graph, budget, options);
-  if (intervals)
-    return intervals;
+  bool polish = options.polishWindows && options.stageBudgets.empty() &&
+                haveConstraintSolver();
+  detail::RetentionIntervals planned;
+  llvm::Expected<RematResult> intervals = detail::planRematIntervals(
+      graph, budget, options, polish ? &planned : nullptr);
+  if (intervals) {
+    double minimum = scheduleCost(graph, options.device);
+    RematOptions rest = options;
+    rest.timeLimitSeconds = options.timeLimitSeconds - stopwatch.seconds();
+    if (!polish || intervals->computeCost <= minimum + 1e-9 ||
+        !(rest.timeLimitSeconds > 0))
+      return intervals;
+    return detail::polishRematMoccasin(graph, budget, rest,
+                                       std::move(*intervals), planned);
+  }
   // The fallback gets the time left (none: the interval search's error).
   RematOptions rest = options;
   rest.timeLimitSeconds = options.timeLimitSeconds - stopwatch.seconds();

@@ -122,6 +122,17 @@ planRematIntervals(const Graph &graph, uint64_t budget,
                    const RematOptions &options,
                    RetentionIntervals *intervals = nullptr);
 
+/// The heuristic's polish (RematOptions::polishWindows): the moccasin
+/// planner's windows, re-solved exactly by the constraint solver, from
+/// `warm`, a plan of the interval search, and its `intervals`. Returns
+/// `warm` where its intervals are no solution of the constraint program
+/// near them, or where the build has no constraint solver, or no window
+/// improves it; else the better plan.
+llvm::Expected<RematResult>
+polishRematMoccasin(const Graph &graph, uint64_t budget,
+                    const RematOptions &options, RematResult warm,
+                    const RetentionIntervals &intervals);
+
 /// The plan of `intervals` (each stage's computations in schedule order,
 /// frees after the last use), validated like every planner's.
 llvm::Expected<RematResult> planOfIntervals(const Graph &graph, uint64_t budget,

@@ -1146,6 +1146,8 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
   // the cheaper plan is the result, the second search's on a tie.
   std::optional<State> best;
   double bestCost = std::numeric_limits<double>::infinity();
+  // Whether the first search had to search from a stuck repair.
+  bool firstSettled = false;
   for (bool covered : {false, true}) {
     if ((best && bestCost <= minimum + 1e-9) ||
         (covered && !options.coveredSearch))
@@ -1182,11 +1184,18 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
         closestStuck = planner.failureOp;
       }
     }
-    // Still nothing: the second search goes on from the first one's plan;
-    // the first searches from the closest of those plans, over plans that
-    // do not fit yet, for one that does.
-    if (!seedState && best)
+    // Still nothing: the first search searches from the closest of those
+    // plans, over plans that do not fit yet, for one that does. The second
+    // goes on from the first one's plan where the first needed that search
+    // too (the repairs of both get stuck on such graphs); where the first
+    // one's repairs fit and the second's do not, the first one's plan is
+    // the result, at no further cost (going on from it there cost the
+    // MLIR passes' joint planner time and changed no plan).
+    if (!seedState && best) {
+      if (!firstSettled)
+        continue;
       seedState = *best;
+    }
     // Only from a plan near fitting: where the stages are over by more than
     // half the budget in all, the repairs' windows do not reach a fit (the
     // joint planner's trials of a mix that cannot fit are like that), and
@@ -1200,6 +1209,7 @@ lms::detail::planRematIntervals(const Graph &graph, uint64_t budget,
       if (planner.settle(rng, maxSplits, settleIterations(graph, options),
                          expired))
         seedState = planner.s;
+      firstSettled = !covered;
     }
     if (!seedState)
       continue;

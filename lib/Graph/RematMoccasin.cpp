@@ -519,54 +519,34 @@ std::vector<uint8_t> chooseNeighbourhood(const Shape &sh,
 
 } // namespace
 
+namespace {
+
+/// What searchModel does after the warm start.
+enum class ModelSearch {
+  /// The moccasin planner: phase 1 (a model solution near the warm start,
+  /// else the warm start with a capped profile), windows, and the proof on
+  /// small graphs.
+  Full,
+  /// The heuristic's polish (RematOptions::polishWindows): only where phase
+  /// 1 finds a solution of the budget's model near the warm start, then
+  /// windows; no capped profile, no proof.
+  Polish,
+};
+
+/// The constraint program's search from `warmResult`, a plan of the
+/// interval search, and its intervals `hint`.
 llvm::Expected<RematResult>
-lms::planRematMoccasin(const Graph &graph, uint64_t budget,
-                       const RematOptions &options) {
-  uint64_t lower = rematLowerBound(graph);
-  if (budget < lower)
-    return moccasinError(llvm::formatv("budget {0} is below the smallest "
-                                       "feasible budget {1}",
-                                       budget, lower)
-                             .str());
-  detail::SearchLimits limits(options, moccasinIterations(graph));
+searchModel(const Graph &graph, uint64_t budget, const RematOptions &options,
+            detail::SearchLimits &limits, RematResult warmResult,
+            const RetentionIntervals &hint, ModelSearch mode) {
   auto elapsed = [&] { return limits.elapsed(); };
   double minimum = scheduleCost(graph, options.device);
   std::vector<RetentionItem> items =
       detail::retentionItems(graph, options.device);
   size_t numItems = items.size();
   int stages = static_cast<int>(graph.numOps());
-
-  // The warm start: the interval search, with two fifths of the time cap
-  // (its failure is the planner's). Phase 1 below builds and propagates a
-  // model of the whole graph before its search can be stopped (a few
-  // tenths of a second at 1,000 ops): it needs time left.
-  RematOptions warm = options;
-  warm.progress = nullptr;
-  warm.timeLimitSeconds = 0.4 * options.timeLimitSeconds;
-  RetentionIntervals hint;
-  std::optional<RematResult> warmPlan;
-  {
-    llvm::Expected<RematResult> r =
-        detail::planRematIntervals(graph, budget, warm, &hint);
-    if (r) {
-      warmPlan = std::move(*r);
-      warmPlan->method = "moccasin";
-      warmPlan->lowerBound = minimum;
-      if (warmPlan->computeCost <= minimum + 1e-9) {
-        warmPlan->optimal = true;
-        return std::move(*warmPlan);
-      }
-      if (options.progress)
-        options.progress({elapsed(), warmPlan->computeCost, minimum});
-    } else if (limits.elapsed() >= warm.timeLimitSeconds) {
-      // Its share of the limit ran out before a first plan: the error names
-      // the whole limit the caller gave.
-      llvm::consumeError(r.takeError());
-      return detail::noPlanInTime(options.timeLimitSeconds);
-    } else {
-      return r.takeError();
-    }
-  }
+  std::string method = warmResult.method;
+  std::optional<RematResult> warmPlan = std::move(warmResult);
   if (hint.size() != numItems)
     return moccasinError("internal error: the warm start has " +
                          llvm::Twine(hint.size()) + " items, the model " +
@@ -612,7 +592,7 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
   std::optional<RematResult> best;
   auto consider = [&](const Solution &s) -> bool {
     llvm::Expected<RematResult> r = detail::planOfIntervals(
-        graph, budget, options.device, toIntervals(s), "moccasin");
+        graph, budget, options.device, toIntervals(s), method);
     if (!r) {
       // A solution of the budget's model always fits (the model is
       // conservative); one of a capped profile (below) may not: the last
@@ -644,6 +624,10 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
       provenInModel = first.complete && best;
     }
     std::vector<int> profile;
+    // The polish goes on only from a solution of the budget's model: a
+    // capped profile rarely lets a window move (docs/Remat.md).
+    if (!best && mode == ModelSearch::Polish)
+      return std::move(*warmPlan);
     if (!best) {
       // The warm start does not fit the model (its memory counts every
       // computation of a stage at once, the plan frees inside a stage) and
@@ -710,8 +694,8 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
     }
 
     // Phase 3: prove (small graphs).
-    if (graph.numOps() <= kMoccasinProofOps && !provenInModel &&
-        !limits.expired()) {
+    if (mode == ModelSearch::Full && graph.numOps() <= kMoccasinProofOps &&
+        !provenInModel && !limits.expired()) {
       auto *root = new Model(shape, profile);
       root->below(incumbent->objective);
       root->branch();
@@ -746,7 +730,77 @@ lms::planRematMoccasin(const Graph &graph, uint64_t budget,
   return std::move(*best);
 }
 
+} // namespace
+
+llvm::Expected<RematResult>
+lms::planRematMoccasin(const Graph &graph, uint64_t budget,
+                       const RematOptions &options) {
+  uint64_t lower = rematLowerBound(graph);
+  if (budget < lower)
+    return moccasinError(llvm::formatv("budget {0} is below the smallest "
+                                       "feasible budget {1}",
+                                       budget, lower)
+                             .str());
+  detail::SearchLimits limits(options, moccasinIterations(graph));
+  auto elapsed = [&] { return limits.elapsed(); };
+  double minimum = scheduleCost(graph, options.device);
+
+  // The warm start: the interval search, with two fifths of the time cap
+  // (its failure is the planner's). Phase 1 below builds and propagates a
+  // model of the whole graph before its search can be stopped (a few
+  // tenths of a second at 1,000 ops): it needs time left.
+  RematOptions warm = options;
+  warm.progress = nullptr;
+  warm.timeLimitSeconds = 0.4 * options.timeLimitSeconds;
+  RetentionIntervals hint;
+  std::optional<RematResult> warmPlan;
+  {
+    llvm::Expected<RematResult> r =
+        detail::planRematIntervals(graph, budget, warm, &hint);
+    if (r) {
+      warmPlan = std::move(*r);
+      warmPlan->method = "moccasin";
+      warmPlan->lowerBound = minimum;
+      if (warmPlan->computeCost <= minimum + 1e-9) {
+        warmPlan->optimal = true;
+        return std::move(*warmPlan);
+      }
+      if (options.progress)
+        options.progress({elapsed(), warmPlan->computeCost, minimum});
+    } else if (limits.elapsed() >= warm.timeLimitSeconds) {
+      // Its share of the limit ran out before a first plan: the error names
+      // the whole limit the caller gave.
+      llvm::consumeError(r.takeError());
+      return detail::noPlanInTime(options.timeLimitSeconds);
+    } else {
+      return r.takeError();
+    }
+  }
+  return searchModel(graph, budget, options, limits, std::move(*warmPlan), hint,
+                     ModelSearch::Full);
+}
+
+llvm::Expected<RematResult>
+lms::detail::polishRematMoccasin(const Graph &graph, uint64_t budget,
+                                 const RematOptions &options, RematResult warm,
+                                 const RetentionIntervals &intervals) {
+  // The windows' own work limit, not the interval search's.
+  RematOptions polish = options;
+  polish.searchIterations = options.polishIterations;
+  detail::SearchLimits limits(polish, moccasinIterations(graph));
+  if (intervals.size() != detail::retentionItems(graph, options.device).size())
+    return std::move(warm);
+  return searchModel(graph, budget, polish, limits, std::move(warm), intervals,
+                     ModelSearch::Polish);
+}
+
 #else
+
+llvm::Expected<RematResult>
+lms::detail::polishRematMoccasin(const Graph &, uint64_t, const RematOptions &,
+                                 RematResult warm, const RetentionIntervals &) {
+  return std::move(warm);
+}
 
 llvm::Expected<RematResult> lms::planRematMoccasin(const Graph &, uint64_t,
                                                    const RematOptions &) {

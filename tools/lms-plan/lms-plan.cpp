@@ -97,6 +97,18 @@ static llvm::cl::opt<bool> coveredSearch(
                    "recompute where the inputs are still resident; the "
                    "cheaper plan wins"),
     llvm::cl::init(true));
+static llvm::cl::opt<bool> polish(
+    "polish",
+    llvm::cl::desc("heuristic (and the warm start of exact): re-solve "
+                   "windows of the interval search's plan exactly with the "
+                   "constraint solver (Moccasin's model, Gecode) where the "
+                   "plan is near a solution of that model"),
+    llvm::cl::init(true));
+static llvm::cl::opt<uint64_t> polishIterations(
+    "polish-iterations",
+    llvm::cl::desc("Work limit of --polish in windows (default: from the "
+                   "graph's size)"),
+    llvm::cl::init(0));
 static llvm::cl::opt<bool>
     arena("arena", llvm::cl::desc("Place every allocation in one arena and "
                                   "make the budget bound the arena"));
@@ -340,6 +352,8 @@ int main(int argc, char **argv) {
   options.searchIterations = iterations;
   options.seed = seed;
   options.coveredSearch = coveredSearch;
+  options.polishWindows = polish;
+  options.polishIterations = polishIterations;
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -

@@ -110,6 +110,19 @@ struct RematOptions {
   /// most). On by default; the joint planner turns it off while it screens
   /// mixes (a mix that the repairs cannot fit is rejected at once).
   bool settleStuck = true;
+  /// After the interval search, the heuristic re-solves windows of its plan
+  /// exactly with the constraint solver: the moccasin planner's
+  /// neighbourhood search (up to 48 items free per window, branch and
+  /// bound), warm-started from the plan, where the plan is near a solution
+  /// of Moccasin's model (its memory counts a stage's computations at once;
+  /// a plan that frees inside a stage may not be). Elsewhere, or without
+  /// Gecode, or with `stageBudgets`, the interval search's plan stands. Off
+  /// by default (the MLIR passes plan every function and keep it off);
+  /// lms-plan turns it on (--polish).
+  bool polishWindows = false;
+  /// Work limit of that polish in windows; 0 chooses one from the graph's
+  /// size (as the moccasin planner does).
+  uint64_t polishIterations = 0;
 };
 
 struct RematResult {
