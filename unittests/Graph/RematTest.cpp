@@ -16,6 +16,8 @@
 #include "gtest/gtest.h"
 
 #include <random>
+#include <set>
+#include <string>
 
 using namespace lms;
 
@@ -414,6 +416,89 @@ TEST(Remat, SearchGoesOnFromAStuckRepair) {
   ASSERT_TRUE(static_cast<bool>(stuck)) << llvm::toString(stuck.takeError());
   expectValid(g, *stuck, budget);
   EXPECT_DOUBLE_EQ(stuck->computeCost, 1155);
+}
+
+/// test/Plan/Inputs/random_layered.py N SEED, the same graph: layers of
+/// one to four nodes, each reading one or two nodes of the layer before and
+/// now and then one of an earlier layer (SplitMix64, as the script).
+static std::string randomLayeredGraph(int n, uint64_t seed) {
+  uint64_t state = seed;
+  auto below = [&](uint64_t bound) {
+    state += 0x9E3779B97F4A7C15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (z ^ (z >> 31)) % bound;
+  };
+  std::vector<std::vector<int>> layers;
+  std::string nodes, edges;
+  int count = 0;
+  while (count < n) {
+    std::vector<int> layer;
+    int width = static_cast<int>(std::min<uint64_t>(1 + below(4), n - count));
+    for (int k = 0; k < width; ++k) {
+      int i = count++;
+      uint64_t cost = 1 + below(1000);
+      uint64_t mem = 10 * (10 + below(600));
+      nodes += (i ? ", " : "") + std::string("{\"id\": ") + std::to_string(i) +
+               ", \"cost_cpu\": " + std::to_string(cost) +
+               ", \"mem\": " + std::to_string(mem) + "}";
+      if (!layers.empty()) {
+        std::set<int> sources;
+        const std::vector<int> &last = layers.back();
+        for (uint64_t e = 0, m = 1 + below(2); e < m; ++e)
+          sources.insert(last[below(last.size())]);
+        if (layers.size() > 1 && below(100) < 30) {
+          const std::vector<int> &earlier = layers[below(layers.size() - 1)];
+          sources.insert(earlier[below(earlier.size())]);
+        }
+        for (int source : sources)
+          edges += (edges.empty() ? "" : ", ") + std::string("[") +
+                   std::to_string(source) + ", " + std::to_string(i) + "]";
+      }
+      layer.push_back(i);
+    }
+    layers.push_back(std::move(layer));
+  }
+  std::string order;
+  for (int i = 0; i < n; ++i)
+    order += (i ? ", " : "") + std::to_string(i);
+  return "{\"nodes\": [" + nodes + "], \"edges\": [" + edges +
+         "], \"topo_order\": [" + order + "]}";
+}
+
+TEST(Remat, PolishReSolvesWindowsExactly) {
+  if (!haveConstraintSolver())
+    GTEST_SKIP() << "built without Gecode";
+  // test/Plan/polish.test's graph at 90% of its peak.
+  llvm::Expected<GraphFile> file = parseGraphFile(randomLayeredGraph(100, 3));
+  ASSERT_TRUE(static_cast<bool>(file)) << llvm::toString(file.takeError());
+  const Graph &g = file->graph;
+  uint64_t budget = evaluateSchedule(g).peakBytes * 9 / 10;
+  ASSERT_EQ(budget, 49275u);
+  RematOptions options;
+  options.polishIterations = 300;
+  // Off by default: the interval search's plan.
+  llvm::Expected<RematResult> alone =
+      planRemat(g, budget, RematMethod::Heuristic, options);
+  ASSERT_TRUE(static_cast<bool>(alone)) << llvm::toString(alone.takeError());
+  EXPECT_DOUBLE_EQ(alone->computeCost, 53511);
+  // The windows re-solved by the constraint solver find a cheaper plan.
+  options.polishWindows = true;
+  llvm::Expected<RematResult> polished =
+      planRemat(g, budget, RematMethod::Heuristic, options);
+  ASSERT_TRUE(static_cast<bool>(polished))
+      << llvm::toString(polished.takeError());
+  expectValid(g, *polished, budget);
+  EXPECT_EQ(polished->method, "heuristic");
+  EXPECT_DOUBLE_EQ(polished->computeCost, 52799);
+  // A budget per stage is the interval search's alone: no polish.
+  options.stageBudgets.assign(g.numOps(), budget);
+  llvm::Expected<RematResult> profiled =
+      planRemat(g, budget, RematMethod::Heuristic, options);
+  ASSERT_TRUE(static_cast<bool>(profiled))
+      << llvm::toString(profiled.takeError());
+  EXPECT_DOUBLE_EQ(profiled->computeCost, 53511);
 }
 
 TEST(GraphFile, ErrorsNameTheProblem) {
