@@ -1055,20 +1055,16 @@ lms::planRematHeuristic(const Graph &graph, uint64_t budget,
   detail::RetentionIntervals planned;
   llvm::Expected<RematResult> intervals = detail::planRematIntervals(
       graph, budget, options, polish ? &planned : nullptr);
-  if (intervals) {
-    double minimum = scheduleCost(graph, options.device);
-    RematOptions rest = options;
-    rest.timeLimitSeconds = options.timeLimitSeconds - stopwatch.seconds();
-    if (!polish || intervals->computeCost <= minimum + 1e-9 ||
-        !(rest.timeLimitSeconds > 0))
-      return intervals;
-    return detail::polishRematMoccasin(graph, budget, rest,
-                                       std::move(*intervals), planned);
-  }
-  // The fallback gets the time left (none: the interval search's error).
+  // The polish or the fallback gets the time left (none: the interval
+  // search's result).
   RematOptions rest = options;
   rest.timeLimitSeconds = options.timeLimitSeconds - stopwatch.seconds();
   if (!(rest.timeLimitSeconds > 0))
+    return intervals;
+  if (intervals && polish)
+    return detail::polishRematMoccasin(graph, budget, rest,
+                                       std::move(*intervals), planned);
+  if (intervals)
     return intervals;
   llvm::Error intervalError = intervals.takeError();
   OpIndex op = failedOp(intervalError);

@@ -546,6 +546,9 @@ searchModel(const Graph &graph, uint64_t budget, const RematOptions &options,
   size_t numItems = items.size();
   int stages = static_cast<int>(graph.numOps());
   std::string method = warmResult.method;
+  // A warm start stopped by its time cap depends on the machine, and so
+  // does every plan found from it.
+  bool warmCapped = warmResult.stoppedByTimeLimit;
   std::optional<RematResult> warmPlan = std::move(warmResult);
   if (hint.size() != numItems)
     return moccasinError("internal error: the warm start has " +
@@ -719,7 +722,7 @@ searchModel(const Graph &graph, uint64_t budget, const RematOptions &options,
       return std::move(*warmPlan);
   }
   best->lowerBound = minimum;
-  best->stoppedByTimeLimit = limits.stoppedByCap();
+  best->stoppedByTimeLimit = limits.stoppedByCap() || warmCapped;
   if (warmPlan && best->computeCost > warmPlan->computeCost) {
     // The model's conservative memory may cost more than the warm start
     // (which then is no solution of the model: no claim about it).
@@ -784,12 +787,13 @@ llvm::Expected<RematResult>
 lms::detail::polishRematMoccasin(const Graph &graph, uint64_t budget,
                                  const RematOptions &options, RematResult warm,
                                  const RetentionIntervals &intervals) {
+  // Nothing to gain over a plan that recomputes nothing.
+  if (warm.computeCost <= scheduleCost(graph, options.device) + 1e-9)
+    return std::move(warm);
   // The windows' own work limit, not the interval search's.
   RematOptions polish = options;
   polish.searchIterations = options.polishIterations;
   detail::SearchLimits limits(polish, moccasinIterations(graph));
-  if (intervals.size() != detail::retentionItems(graph, options.device).size())
-    return std::move(warm);
   return searchModel(graph, budget, polish, limits, std::move(warm), intervals,
                      ModelSearch::Polish);
 }
