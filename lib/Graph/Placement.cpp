@@ -2,6 +2,7 @@
 
 #include "LMS/Graph/Placement.h"
 
+#include "PlacementInternal.h"
 #include "SplitMix.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -215,6 +216,28 @@ public:
     for (uint32_t i : order)
       if (occupies(lives[i]))
         arena = std::max(arena, placeOne(i, offsets, firstFit) + sizes[i]);
+    return arena;
+  }
+
+  /// As run(), for an order whose first `keep` buffers are those of an
+  /// order that `prefix` holds a run of, with the same fit: they keep their
+  /// offsets (each was placed only among the buffers before it, so a run
+  /// gives them the same) and only the rest are placed again.
+  uint64_t runFrom(llvm::ArrayRef<uint32_t> order, size_t keep,
+                   const std::vector<uint64_t> &prefix,
+                   std::vector<uint64_t> &offsets, bool firstFit) {
+    offsets = prefix;
+    placed.assign(lives.size(), 0);
+    uint64_t arena = 0;
+    for (auto [k, i] : llvm::enumerate(order)) {
+      if (!occupies(lives[i]))
+        continue;
+      if (k >= keep)
+        placeOne(i, offsets, firstFit);
+      else
+        placed[i] = 1;
+      arena = std::max(arena, offsets[i] + sizes[i]);
+    }
     return arena;
   }
 
@@ -477,6 +500,80 @@ static llvm::Expected<Placement>
 placeNormalized(llvm::ArrayRef<BufferLife> buffers,
                 const PlacementOptions &options);
 
+namespace {
+
+/// The placer's constraint step (where the build has the constraint solver):
+/// the largest buffers (at least a share of the live peak, at most
+/// kConstraintBuffers of them) placed exactly by the constraint program
+/// under a capacity, the others around them by best fit in decreasing size,
+/// for capacities from 1.2 times the live peak down to the live peak while
+/// the program finds a placement within its failure limit. Updates `best`
+/// and `bestOffsets` when a placement is lower; returns whether one was.
+/// Work: at most kConstraintFails failures per capacity, and the best-fit
+/// placements' overlaps in the placer's count.
+constexpr size_t kConstraintBuffers = 300;
+constexpr uint64_t kConstraintFails = 1000;
+
+bool constraintPlacement(llvm::ArrayRef<BufferLife> buffers,
+                         GreedyPlacer &placer, uint64_t alignment,
+                         uint64_t livePeak, uint64_t &best,
+                         std::vector<uint64_t> &bestOffsets) {
+  // (Capacities up to 1.2 times the live peak must not wrap.)
+  if (!detail::haveOffsetSolver() || livePeak > (uint64_t(1) << 56))
+    return false;
+  std::vector<uint32_t> bySize;
+  for (auto [i, life] : llvm::enumerate(buffers))
+    if (occupies(life))
+      bySize.push_back(static_cast<uint32_t>(i));
+  auto length = [&](uint32_t i) { return buffers[i].end - buffers[i].begin; };
+  llvm::stable_sort(bySize, [&](uint32_t a, uint32_t b) {
+    return std::make_tuple(placer.size(b), length(b), a) <
+           std::make_tuple(placer.size(a), length(a), b);
+  });
+  bool improved = false;
+  std::vector<uint64_t> offsets;
+  size_t lastChosen = 0;
+  // Two shares: which buffers the rest fits best around differs by graph.
+  for (uint64_t share : {50, 200}) {
+    size_t chosen = 0;
+    while (chosen < bySize.size() && chosen < kConstraintBuffers &&
+           placer.size(bySize[chosen]) >= livePeak / share)
+      ++chosen;
+    if (chosen < 2 || chosen == lastChosen)
+      continue;
+    lastChosen = chosen;
+    std::vector<detail::Rectangle> rectangles;
+    for (uint32_t i : llvm::ArrayRef(bySize).take_front(chosen))
+      rectangles.push_back({placer.size(i), buffers[i].begin, buffers[i].end});
+    llvm::ArrayRef<uint32_t> rest = llvm::ArrayRef(bySize).drop_front(chosen);
+    for (uint64_t percent : {120, 115, 110, 107, 105, 103, 102, 101, 100}) {
+      uint64_t capacity = std::min(livePeak * percent / 100, best - 1);
+      if (capacity < livePeak)
+        break;
+      std::optional<std::vector<uint64_t>> solved = detail::solveOffsets(
+          rectangles, capacity, alignment, kConstraintFails);
+      if (!solved)
+        break;
+      offsets.assign(buffers.size(), 0);
+      for (size_t k = 0; k < chosen; ++k)
+        offsets[bySize[k]] = (*solved)[k];
+      placer.markAllPlaced();
+      placer.replace(rest, offsets, /*firstFit=*/false);
+      uint64_t arena = 0;
+      for (uint32_t i : bySize)
+        arena = std::max(arena, offsets[i] + placer.size(i));
+      if (arena < best) {
+        best = arena;
+        bestOffsets = offsets;
+        improved = true;
+      }
+    }
+  }
+  return improved;
+}
+
+} // namespace
+
 llvm::Expected<Placement> lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
                                             const PlacementOptions &options) {
   // The placement depends only on which buffers are alive together and on
@@ -645,131 +742,185 @@ placeNormalized(llvm::ArrayRef<BufferLife> buffers,
     }
   }
 
-  detail::SplitMix random(0x4c4d53);
-  // Improvement by ruin and recreate: take out the buffers alive around a
-  // buffer that reaches the top, and place them again in another order
-  // around the rest. A result no higher is kept (moves along a plateau let
-  // the search leave it), so the arena never grows. The work limit counts
-  // overlaps enumerated, not seconds.
-  std::vector<uint64_t> current = result.offsets;
-  // The placer's state is the best placement: every buffer placed.
-  placer.markAllPlaced();
-  std::vector<uint32_t> tops, ruined;
-  std::vector<uint64_t> saved;
-  uint32_t lastStep = 0;
-  for (const BufferLife &life : buffers)
-    lastStep = std::max(lastStep, life.end);
-  uint64_t repairWork =
-      placer.visits + (work - std::min(work, placer.visits)) / 2;
-  while (best > result.livePeakBytes && placer.visits < repairWork) {
-    tops.clear();
-    for (auto [i, life] : llvm::enumerate(buffers))
-      if (occupies(life) && current[i] + placer.size(i) == best)
-        tops.push_back(static_cast<uint32_t>(i));
-    uint32_t top = tops[random.below(tops.size())];
-    // A window around the top buffer's lifetime, of random reach.
-    const BufferLife &life = buffers[top];
-    uint32_t reach = static_cast<uint32_t>(
-        random.below(std::max<uint32_t>(1, life.end - life.begin) * 2 + 2));
-    uint32_t begin = life.begin > reach ? life.begin - reach : 0;
-    uint32_t end = std::min(lastStep, life.end + reach);
-    ruined.clear();
-    placer.forEachOverlap(begin, end, [&](uint32_t j) { ruined.push_back(j); });
-    // This round enumerates about |ruined| overlaps per ruined buffer at
-    // most; stop before the limit.
-    placer.visits += buffers.size() + ruined.size();
-    if (placer.visits + ruined.size() * ruined.size() > repairWork)
-      break;
-    // Decreasing size, with random swaps of neighbours; sometimes at random.
-    llvm::sort(ruined, [&](uint32_t a, uint32_t b) {
-      return std::make_tuple(placer.size(b), a) <
-             std::make_tuple(placer.size(a), b);
-    });
-    unsigned mode = static_cast<unsigned>(random.below(4));
-    if (mode == 3) {
-      for (size_t k = ruined.size(); k > 1; --k)
-        std::swap(ruined[k - 1], ruined[random.below(k)]);
-    } else {
-      for (size_t k = 1; k < ruined.size(); ++k)
-        if (random.below(4) == 0)
-          std::swap(ruined[k - 1], ruined[k]);
-    }
-    saved.clear();
-    for (uint32_t i : ruined)
-      saved.push_back(current[i]);
-    placer.replace(ruined, current, mode == 2);
-    uint64_t arena = 0;
-    for (auto [i, life] : llvm::enumerate(buffers))
-      if (occupies(life))
-        arena = std::max(arena, current[i] + placer.size(i));
-    ++result.placementsTried;
-    if (arena <= best) {
-      if (arena < best) {
-        result.strategy = "search";
-        best = arena;
+  // The improvement steps, from the placement in result.offsets (of size
+  // `best`) and bestOrder; they leave the best placement found in
+  // result.offsets.
+  auto improve = [&] {
+    detail::SplitMix random(0x4c4d53);
+    // Improvement by ruin and recreate: take out the buffers alive around a
+    // buffer that reaches the top, and place them again in another order
+    // around the rest. A result no higher is kept (moves along a plateau let
+    // the search leave it), so the arena never grows. The work limit counts
+    // overlaps enumerated, not seconds.
+    std::vector<uint64_t> current = result.offsets;
+    // The placer's state is the best placement: every buffer placed.
+    placer.markAllPlaced();
+    std::vector<uint32_t> tops, ruined;
+    std::vector<uint64_t> saved;
+    uint32_t lastStep = 0;
+    for (const BufferLife &life : buffers)
+      lastStep = std::max(lastStep, life.end);
+    uint64_t repairWork =
+        placer.visits + (work - std::min(work, placer.visits)) / 2;
+    while (best > result.livePeakBytes && placer.visits < repairWork) {
+      tops.clear();
+      for (auto [i, life] : llvm::enumerate(buffers))
+        if (occupies(life) && current[i] + placer.size(i) == best)
+          tops.push_back(static_cast<uint32_t>(i));
+      uint32_t top = tops[random.below(tops.size())];
+      // A window around the top buffer's lifetime, of random reach.
+      const BufferLife &life = buffers[top];
+      uint32_t reach = static_cast<uint32_t>(
+          random.below(std::max<uint32_t>(1, life.end - life.begin) * 2 + 2));
+      uint32_t begin = life.begin > reach ? life.begin - reach : 0;
+      uint32_t end = std::min(lastStep, life.end + reach);
+      ruined.clear();
+      placer.forEachOverlap(begin, end,
+                            [&](uint32_t j) { ruined.push_back(j); });
+      // This round enumerates about |ruined| overlaps per ruined buffer at
+      // most; stop before the limit.
+      placer.visits += buffers.size() + ruined.size();
+      if (placer.visits + ruined.size() * ruined.size() > repairWork)
+        break;
+      // Decreasing size, with random swaps of neighbours; sometimes at random.
+      llvm::sort(ruined, [&](uint32_t a, uint32_t b) {
+        return std::make_tuple(placer.size(b), a) <
+               std::make_tuple(placer.size(a), b);
+      });
+      unsigned mode = static_cast<unsigned>(random.below(4));
+      if (mode == 3) {
+        for (size_t k = ruined.size(); k > 1; --k)
+          std::swap(ruined[k - 1], ruined[random.below(k)]);
+      } else {
+        for (size_t k = 1; k < ruined.size(); ++k)
+          if (random.below(4) == 0)
+            std::swap(ruined[k - 1], ruined[k]);
       }
-      continue;
-    }
-    for (auto [k, i] : llvm::enumerate(ruined))
-      current[i] = saved[k];
-  }
-  // Improvement of the order (iterated greedy), with the rest of the work:
-  // a buffer that reaches the top moves earlier in the best order, or two
-  // buffers trade places, and the whole order is placed again; an order
-  // that places no higher is kept. It starts from the repaired placement
-  // read as an order (its buffers by increasing offset, first fit, which
-  // gives that placement back or a lower one), else from the best greedy
-  // order.
-  auto keep = [&](std::vector<uint32_t> &order, bool firstFit) {
-    uint64_t arena = placer.run(order, offsets, firstFit);
-    ++result.placementsTried;
-    if (arena > best)
-      return;
-    if (arena < best)
-      result.strategy = "order-search";
-    best = arena;
-    current = offsets;
-    bestOrder = order;
-    bestFirstFit = firstFit;
-  };
-  auto roundFits = [&] {
-    return best > result.livePeakBytes && placer.visits + 2 * pairs <= work;
-  };
-  if (roundFits()) {
-    std::vector<uint32_t> byOffset = base;
-    llvm::stable_sort(byOffset, [&](uint32_t a, uint32_t b) {
-      return std::make_tuple(current[a], placer.size(b), a) <
-             std::make_tuple(current[b], placer.size(a), b);
-    });
-    keep(byOffset, /*firstFit=*/true);
-  }
-  std::vector<uint32_t> order;
-  while (roundFits()) {
-    order = bestOrder;
-    unsigned moves = 1 + static_cast<unsigned>(random.below(3));
-    for (unsigned m = 0; m < moves; ++m) {
-      if (random.below(3) == 0) {
-        std::swap(order[random.below(order.size())],
-                  order[random.below(order.size())]);
+      saved.clear();
+      for (uint32_t i : ruined)
+        saved.push_back(current[i]);
+      placer.replace(ruined, current, mode == 2);
+      uint64_t arena = 0;
+      for (auto [i, life] : llvm::enumerate(buffers))
+        if (occupies(life))
+          arena = std::max(arena, current[i] + placer.size(i));
+      ++result.placementsTried;
+      if (arena <= best) {
+        if (arena < best) {
+          result.strategy = "search";
+          best = arena;
+        }
         continue;
       }
-      // A top buffer of the best placement (uniformly among them), earlier.
-      uint32_t top = 0, seen = 0;
-      for (auto [i, life] : llvm::enumerate(buffers))
-        if (occupies(life) && current[i] + placer.size(i) == best &&
-            random.below(++seen) == 0)
-          top = static_cast<uint32_t>(i);
-      if (!seen)
-        break;
-      auto from = llvm::find(order, top);
-      auto to = order.begin() +
-                random.below(static_cast<uint64_t>(from - order.begin()) + 1);
-      std::rotate(to, from, from + 1);
+      for (auto [k, i] : llvm::enumerate(ruined))
+        current[i] = saved[k];
     }
-    keep(order, bestFirstFit);
-  }
+    // Improvement of the order (iterated greedy), with the rest of the work:
+    // a buffer that reaches the top moves earlier in the best order, or two
+    // buffers trade places, and the whole order is placed again; an order
+    // that places no higher is kept. It starts from the repaired placement
+    // read as an order (its buffers by increasing offset, first fit, which
+    // gives that placement back or a lower one), else from the best greedy
+    // order.
+    // The offsets of a run of bestOrder (empty until there is one): an order
+    // that begins as bestOrder does keeps that beginning's offsets.
+    std::vector<uint64_t> bestRun;
+    auto keep = [&](std::vector<uint32_t> &order, bool firstFit,
+                    size_t unchanged) {
+      uint64_t arena =
+          unchanged && !bestRun.empty() && firstFit == bestFirstFit
+              ? placer.runFrom(order, unchanged, bestRun, offsets, firstFit)
+              : placer.run(order, offsets, firstFit);
+      ++result.placementsTried;
+      if (arena > best)
+        return;
+      if (arena < best)
+        result.strategy = "order-search";
+      best = arena;
+      current = offsets;
+      bestRun = offsets;
+      bestOrder = order;
+      bestFirstFit = firstFit;
+    };
+    auto roundFits = [&] {
+      return best > result.livePeakBytes && placer.visits + 2 * pairs <= work;
+    };
+    if (roundFits()) {
+      std::vector<uint32_t> byOffset = base;
+      llvm::stable_sort(byOffset, [&](uint32_t a, uint32_t b) {
+        return std::make_tuple(current[a], placer.size(b), a) <
+               std::make_tuple(current[b], placer.size(a), b);
+      });
+      keep(byOffset, /*firstFit=*/true, 0);
+    }
+    std::vector<uint32_t> order;
+    while (roundFits()) {
+      order = bestOrder;
+      // The first position the moves change: bestOrder's before it.
+      size_t unchanged = order.size();
+      unsigned moves = 1 + static_cast<unsigned>(random.below(3));
+      for (unsigned m = 0; m < moves; ++m) {
+        if (random.below(3) == 0) {
+          size_t a = random.below(order.size()), b = random.below(order.size());
+          std::swap(order[a], order[b]);
+          unchanged = std::min({unchanged, a, b});
+          continue;
+        }
+        // A top buffer of the best placement (uniformly among them), earlier.
+        uint32_t top = 0, seen = 0;
+        for (auto [i, life] : llvm::enumerate(buffers))
+          if (occupies(life) && current[i] + placer.size(i) == best &&
+              random.below(++seen) == 0)
+            top = static_cast<uint32_t>(i);
+        if (!seen)
+          break;
+        auto from = llvm::find(order, top);
+        auto to = order.begin() +
+                  random.below(static_cast<uint64_t>(from - order.begin()) + 1);
+        std::rotate(to, from, from + 1);
+        unchanged =
+            std::min(unchanged, static_cast<size_t>(to - order.begin()));
+      }
+      keep(order, bestFirstFit, unchanged);
+    }
+    result.offsets = std::move(current);
+  };
 
-  result.offsets = std::move(current);
+  // The largest buffers placed exactly by the constraint program and the
+  // rest around them: where that is lower than the greedy placement, the
+  // improvement steps run from both, with the same work each (the greedy
+  // one's result as without the constraint step), and the lower result is
+  // kept (the greedy one's on a tie).
+  uint64_t greedyVisits = placer.visits;
+  uint64_t constrained = best;
+  std::vector<uint64_t> constrainedOffsets;
+  bool constraint =
+      options.constraintSearch && best > result.livePeakBytes &&
+      constraintPlacement(buffers, placer, alignment, result.livePeakBytes,
+                          constrained, constrainedOffsets);
+  Placement greedy = constraint ? result : Placement();
+  std::vector<uint32_t> greedyOrder = bestOrder;
+  bool greedyFirstFit = bestFirstFit;
+  placer.visits = greedyVisits;
+  improve();
+  if (constraint) {
+    Placement fromGreedy = std::move(result);
+    uint64_t fromGreedyBest = best;
+    result = std::move(greedy);
+    result.offsets = std::move(constrainedOffsets);
+    result.strategy = "constraint";
+    result.placementsTried = fromGreedy.placementsTried + 1;
+    best = constrained;
+    bestOrder = std::move(greedyOrder);
+    bestFirstFit = greedyFirstFit;
+    placer.visits = greedyVisits;
+    improve();
+    if (fromGreedyBest <= best) {
+      fromGreedy.placementsTried = result.placementsTried;
+      result = std::move(fromGreedy);
+      best = fromGreedyBest;
+    }
+  }
   result.arenaBytes = best;
   return result;
 }

@@ -11,10 +11,13 @@
 // order, then places greedily (best fit and first fit) in several offline
 // orders (decreasing size, as XLA's heap simulator and TFLite's arena
 // planner do; size x lifetime; schedule order; size classes; TFLite's greedy
-// by breadth), then improves the best by ruin and recreate around the
-// buffers that reach the top. Time is counted by allocations, so the offsets
-// depend only on the order of allocations and releases. Work is bounded by
-// counts, never by time, so the result is the same on any machine.
+// by breadth); where the build has Gecode, it also places the largest
+// buffers exactly by a constraint program and the rest around them; then it
+// improves the best by ruin and recreate around the buffers that reach the
+// top and by a search over orders. Time is counted by allocations, so the
+// offsets depend only on the order of allocations and releases. Work is
+// bounded by counts, never by time, so the result is the same on any
+// machine (a build without Gecode may place differently).
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +64,10 @@ struct PlacementOptions {
   /// looks at (about 10-20 ns each); 0 means 50. Above it, the online
   /// allocator's placement is the answer.
   unsigned workLimit = 0;
+  /// Where the build has the constraint solver (Gecode): also place the
+  /// largest buffers exactly by a constraint program and the rest around
+  /// them, and improve from that placement too (see placeBuffers).
+  bool constraintSearch = true;
 };
 
 struct Placement {

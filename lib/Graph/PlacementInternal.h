@@ -1,0 +1,36 @@
+//===- PlacementInternal.h - The placer's constraint program ----*- C++ -*-===//
+
+#ifndef LMS_LIB_GRAPH_PLACEMENTINTERNAL_H
+#define LMS_LIB_GRAPH_PLACEMENTINTERNAL_H
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace lms::detail {
+
+/// A buffer as the constraint program sees it: its (aligned) bytes over the
+/// steps [begin, end).
+struct Rectangle {
+  uint64_t bytes = 0;
+  uint32_t begin = 0, end = 0;
+};
+
+/// Whether this build has the constraint solver (Gecode) solveOffsets uses.
+bool haveOffsetSolver();
+
+/// Offsets, multiples of `alignment`, for `rectangles` so that no two alive
+/// at the same step overlap and each ends at or below `capacity`: found by
+/// the constraint program (no-overlap of rectangles fixed in time, the
+/// buffer in the most recent failures first at its lowest offset, restarts
+/// on the Luby sequence) within `fails` failures. None when it finds none,
+/// or without the solver. Deterministic.
+std::optional<std::vector<uint64_t>>
+solveOffsets(llvm::ArrayRef<Rectangle> rectangles, uint64_t capacity,
+             uint64_t alignment, uint64_t fails);
+
+} // namespace lms::detail
+
+#endif // LMS_LIB_GRAPH_PLACEMENTINTERNAL_H
