@@ -509,8 +509,9 @@ namespace {
 /// for capacities from 1.2 times the live peak down to the live peak while
 /// the program finds a placement within its failure limit. Updates `best`
 /// and `bestOffsets` when a placement is lower; returns whether one was.
-/// Work: at most kConstraintFails failures per capacity, and the best-fit
-/// placements' overlaps in the placer's count.
+/// Work: at most kConstraintFails failures per capacity (the best-fit
+/// fills are not charged to the placer's work limit: the improvement steps
+/// start again from the count after the greedy orders).
 constexpr size_t kConstraintBuffers = 300;
 constexpr uint64_t kConstraintFails = 1000;
 
