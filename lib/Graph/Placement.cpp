@@ -507,31 +507,45 @@ namespace {
 /// kConstraintBuffers of them) placed exactly by the constraint program
 /// under a capacity, the others around them by best fit in decreasing size,
 /// for capacities from 1.2 times the live peak down to the live peak while
-/// the program finds a placement within its failure limit. Updates `best`
-/// and `bestOffsets` when a placement is lower; returns whether one was.
-/// Work: at most kConstraintFails failures per capacity (the best-fit
-/// fills are not charged to the placer's work limit: the improvement steps
-/// start again from the count after the greedy orders).
-constexpr size_t kConstraintBuffers = 300;
+/// the program finds a placement within its failure limit. Each set is
+/// solved twice: as it is, and with room kept above each of its buffers for
+/// the most bytes of the others alive during its life (without that room a
+/// placement of the largest buffers at the live peak can leave the others
+/// no hole: GPT-2's offloading plan; with it, the program finds less for
+/// plans whose long-lived buffers must share the top: ResNet-50's). Returns
+/// the lowest placement of each way, where it is below `greedyBest`. Work:
+/// at most kConstraintFails failures per capacity (the best-fit fills are
+/// not charged to the placer's work limit: the improvement steps start
+/// again from the count after the greedy orders).
+constexpr size_t kConstraintBuffers = 400;
 constexpr uint64_t kConstraintFails = 1000;
 
-bool constraintPlacement(llvm::ArrayRef<BufferLife> buffers,
-                         GreedyPlacer &placer, uint64_t alignment,
-                         uint64_t livePeak, uint64_t &best,
-                         std::vector<uint64_t> &bestOffsets) {
+struct ConstraintStart {
+  uint64_t arena = 0;
+  std::vector<uint64_t> offsets;
+};
+
+std::vector<ConstraintStart>
+constraintPlacements(llvm::ArrayRef<BufferLife> buffers, GreedyPlacer &placer,
+                     uint64_t alignment, uint64_t livePeak,
+                     uint64_t greedyBest) {
   // (Capacities up to 1.2 times the live peak must not wrap.)
   if (!detail::haveOffsetSolver() || livePeak > (uint64_t(1) << 56))
-    return false;
+    return {};
   std::vector<uint32_t> bySize;
+  uint32_t steps = 0;
   for (auto [i, life] : llvm::enumerate(buffers))
-    if (occupies(life))
+    if (occupies(life)) {
       bySize.push_back(static_cast<uint32_t>(i));
+      steps = std::max(steps, life.end);
+    }
   auto length = [&](uint32_t i) { return buffers[i].end - buffers[i].begin; };
   llvm::stable_sort(bySize, [&](uint32_t a, uint32_t b) {
     return std::make_tuple(placer.size(b), length(b), a) <
            std::make_tuple(placer.size(a), length(a), b);
   });
-  bool improved = false;
+  // The lowest placement with and without the room kept.
+  ConstraintStart starts[2] = {{greedyBest, {}}, {greedyBest, {}}};
   std::vector<uint64_t> offsets;
   size_t lastChosen = 0;
   // Two shares: which buffers the rest fits best around differs by graph.
@@ -543,34 +557,60 @@ bool constraintPlacement(llvm::ArrayRef<BufferLife> buffers,
     if (chosen < 2 || chosen == lastChosen)
       continue;
     lastChosen = chosen;
-    std::vector<detail::Rectangle> rectangles;
-    for (uint32_t i : llvm::ArrayRef(bySize).take_front(chosen))
-      rectangles.push_back({placer.size(i), buffers[i].begin, buffers[i].end});
     llvm::ArrayRef<uint32_t> rest = llvm::ArrayRef(bySize).drop_front(chosen);
-    for (uint64_t percent : {120, 115, 110, 107, 105, 103, 102, 101, 100}) {
-      uint64_t capacity = std::min(livePeak * percent / 100, best - 1);
-      if (capacity < livePeak)
-        break;
-      std::optional<std::vector<uint64_t>> solved = detail::solveOffsets(
-          rectangles, capacity, alignment, kConstraintFails);
-      if (!solved)
-        break;
-      offsets.assign(buffers.size(), 0);
-      for (size_t k = 0; k < chosen; ++k)
-        offsets[bySize[k]] = (*solved)[k];
-      placer.markAllPlaced();
-      placer.replace(rest, offsets, /*firstFit=*/false);
-      uint64_t arena = 0;
-      for (uint32_t i : bySize)
-        arena = std::max(arena, offsets[i] + placer.size(i));
-      if (arena < best) {
-        best = arena;
-        bestOffsets = offsets;
-        improved = true;
+    // The bytes of the rest alive at each step (at most the live peak).
+    std::vector<uint64_t> restLive(steps + 1, 0);
+    for (uint32_t i : rest) {
+      restLive[buffers[i].begin] += placer.size(i);
+      restLive[buffers[i].end] -= placer.size(i);
+    }
+    for (uint32_t t = 1; t <= steps; ++t)
+      restLive[t] += restLive[t - 1];
+    for (bool keepRoom : {false, true}) {
+      uint64_t &best = starts[keepRoom].arena;
+      std::vector<detail::Rectangle> rectangles;
+      for (uint32_t i : llvm::ArrayRef(bySize).take_front(chosen)) {
+        uint64_t reserve = 0;
+        if (keepRoom)
+          reserve = *std::max_element(restLive.begin() + buffers[i].begin,
+                                      restLive.begin() + buffers[i].end);
+        rectangles.push_back(
+            {placer.size(i), buffers[i].begin, buffers[i].end, reserve});
+      }
+      uint64_t lastCapacity = 0;
+      for (uint64_t percent : {120, 115, 110, 107, 105, 103, 102, 101, 100}) {
+        // (Below the best placement so far: capacities above it that all
+        // come down to it are solved once.)
+        uint64_t capacity = std::min(livePeak * percent / 100, best - 1);
+        if (capacity < livePeak)
+          break;
+        if (capacity == lastCapacity)
+          continue;
+        lastCapacity = capacity;
+        std::optional<std::vector<uint64_t>> solved = detail::solveOffsets(
+            rectangles, capacity, alignment, kConstraintFails);
+        if (!solved)
+          break;
+        offsets.assign(buffers.size(), 0);
+        for (size_t k = 0; k < chosen; ++k)
+          offsets[bySize[k]] = (*solved)[k];
+        placer.markAllPlaced();
+        placer.replace(rest, offsets, /*firstFit=*/false);
+        uint64_t arena = 0;
+        for (uint32_t i : bySize)
+          arena = std::max(arena, offsets[i] + placer.size(i));
+        if (arena < best) {
+          best = arena;
+          starts[keepRoom].offsets = offsets;
+        }
       }
     }
   }
-  return improved;
+  std::vector<ConstraintStart> found;
+  for (ConstraintStart &start : starts)
+    if (start.arena < greedyBest)
+      found.push_back(std::move(start));
+  return found;
 }
 
 } // namespace
@@ -888,41 +928,41 @@ placeNormalized(llvm::ArrayRef<BufferLife> buffers,
   };
 
   // The largest buffers placed exactly by the constraint program and the
-  // rest around them: where that is lower than the greedy placement, the
-  // improvement steps run from both, each with the work they have without
+  // rest around them (the lowest placement with room kept above them and
+  // the lowest without): where that is lower than the greedy placement, the
+  // improvement steps run from it too, each with the work they have without
   // the constraint step (from the greedy placement: the same result as
-  // without it), and the lower result is kept (the greedy one's on a tie).
-  // Less work from the constraint step's placement measured worse (the
-  // arena U-Net's offloading plan lowers to: 1.042 of its live peak with
-  // the same work, 1.087 with half, 1.164 with a quarter).
+  // without it), and the lowest result is kept (the earlier one's on a tie:
+  // greedy, then without room, then with). Less work from the constraint
+  // step's placement measured worse (the arena U-Net's offloading plan
+  // lowers to: 1.042 of its live peak with the same work, 1.087 with half,
+  // 1.164 with a quarter).
   uint64_t greedyVisits = placer.visits;
-  uint64_t constrained = best;
-  std::vector<uint64_t> constrainedOffsets;
-  bool constraint =
-      options.constraintSearch && best > result.livePeakBytes &&
-      constraintPlacement(buffers, placer, alignment, result.livePeakBytes,
-                          constrained, constrainedOffsets);
-  Placement greedy = constraint ? result : Placement();
+  std::vector<ConstraintStart> starts;
+  if (options.constraintSearch && best > result.livePeakBytes)
+    starts = constraintPlacements(buffers, placer, alignment,
+                                  result.livePeakBytes, best);
+  Placement greedy = starts.empty() ? Placement() : result;
   std::vector<uint32_t> greedyOrder = bestOrder;
   bool greedyFirstFit = bestFirstFit;
   placer.visits = greedyVisits;
   improve(work);
-  if (constraint) {
-    Placement fromGreedy = std::move(result);
-    uint64_t fromGreedyBest = best;
-    result = std::move(greedy);
-    result.offsets = std::move(constrainedOffsets);
+  for (ConstraintStart &start : starts) {
+    Placement before = std::move(result);
+    uint64_t beforeBest = best;
+    result = greedy;
+    result.offsets = std::move(start.offsets);
     result.strategy = "constraint";
-    result.placementsTried = fromGreedy.placementsTried + 1;
-    best = constrained;
-    bestOrder = std::move(greedyOrder);
+    result.placementsTried = before.placementsTried + 1;
+    best = start.arena;
+    bestOrder = greedyOrder;
     bestFirstFit = greedyFirstFit;
     placer.visits = greedyVisits;
     improve(work);
-    if (fromGreedyBest <= best) {
-      fromGreedy.placementsTried = result.placementsTried;
-      result = std::move(fromGreedy);
-      best = fromGreedyBest;
+    if (beforeBest <= best) {
+      before.placementsTried = result.placementsTried;
+      result = std::move(before);
+      best = beforeBest;
     }
   }
   result.arenaBytes = best;

@@ -30,15 +30,16 @@ namespace {
 /// Offsets in units (a multiple of the alignment) below a capacity.
 class OffsetModel : public Gecode::Space {
 public:
+  /// Buffer k at an offset in [0, tops[k] - sizes[k]].
   OffsetModel(llvm::ArrayRef<int> sizes, llvm::ArrayRef<int> begins,
-              llvm::ArrayRef<int> lengths, int capacity) {
+              llvm::ArrayRef<int> lengths, llvm::ArrayRef<int> tops) {
     using namespace Gecode;
     int n = static_cast<int>(sizes.size());
     offsets = IntVarArray(*this, n);
     IntArgs widths(n), heights(n);
     IntVarArgs times(n);
     for (int k = 0; k < n; ++k) {
-      offsets[k] = IntVar(*this, 0, capacity - sizes[k]);
+      offsets[k] = IntVar(*this, 0, tops[k] - sizes[k]);
       widths[k] = sizes[k];
       heights[k] = lengths[k];
       times[k] = IntVar(*this, begins[k], begins[k]);
@@ -67,23 +68,26 @@ detail::solveOffsets(llvm::ArrayRef<Rectangle> rectangles, uint64_t capacity,
     return std::vector<uint64_t>();
   // Units: a multiple of the alignment that keeps the capacity within
   // Gecode's 32-bit domains. Sizes round up and the capacity down, so a
-  // placement in units is one in bytes.
+  // placement in units is one in bytes; reserves round up too.
   uint64_t unit = std::max<uint64_t>(alignment, 1);
   while (capacity / unit >= (uint64_t(1) << 30))
     unit *= 2;
   int room = static_cast<int>(capacity / unit);
-  std::vector<int> sizes, begins, lengths;
+  std::vector<int> sizes, begins, lengths, tops;
   for (const Rectangle &r : rectangles) {
     uint64_t size = (r.bytes + unit - 1) / unit;
-    if (size > static_cast<uint64_t>(room) || r.end <= r.begin ||
+    uint64_t reserve = (r.reserve + unit - 1) / unit;
+    if (r.reserve > capacity || size + reserve > static_cast<uint64_t>(room) ||
+        r.end <= r.begin ||
         r.end > static_cast<uint32_t>(Gecode::Int::Limits::max))
       return std::nullopt;
     sizes.push_back(static_cast<int>(size));
     begins.push_back(static_cast<int>(r.begin));
     lengths.push_back(static_cast<int>(r.end - r.begin));
+    tops.push_back(room - static_cast<int>(reserve));
   }
   try {
-    auto *root = new OffsetModel(sizes, begins, lengths, room);
+    auto *root = new OffsetModel(sizes, begins, lengths, tops);
     Gecode::Search::FailStop stop(fails);
     Gecode::Search::Options options;
     options.threads = 1;

@@ -12,17 +12,20 @@
 namespace lms::detail {
 
 /// A buffer as the constraint program sees it: its (aligned) bytes over the
-/// steps [begin, end).
+/// steps [begin, end), and the bytes it must leave free between its top and
+/// the capacity (room kept for buffers placed after the program's).
 struct Rectangle {
   uint64_t bytes = 0;
   uint32_t begin = 0, end = 0;
+  uint64_t reserve = 0;
 };
 
 /// Whether this build has the constraint solver (Gecode) solveOffsets uses.
 bool haveOffsetSolver();
 
 /// Offsets, multiples of `alignment`, for `rectangles` so that no two alive
-/// at the same step overlap and each ends at or below `capacity`: found by
+/// at the same step overlap and each ends at or below `capacity` less its
+/// reserve: found by
 /// the constraint program (no-overlap of rectangles fixed in time, the
 /// buffer in the most recent failures first at its lowest offset, restarts
 /// on the Luby sequence) within `fails` failures. None when it finds none,
