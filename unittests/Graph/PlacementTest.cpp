@@ -281,6 +281,31 @@ TEST(PlacementTest, ArenaBudgetBuffersNeedMoreThanTheirLivePeak) {
   EXPECT_TRUE(fits(0, 80));
 }
 
+/// `count` buffers at random steps, drawn by SplitMix64 from `seed`: for
+/// each, its bytes (`bytes(next)`), then a first step below 100, then a life
+/// of 1 to `maxLength` steps.
+template <typename Bytes>
+std::vector<BufferLife> randomLives(uint64_t seed, int count,
+                                    uint32_t maxLength, Bytes bytes) {
+  uint64_t state = seed;
+  auto next = [&] {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  std::vector<BufferLife> lives;
+  for (int i = 0; i < count; ++i) {
+    BufferLife life;
+    life.tensor = i;
+    life.bytes = bytes(next);
+    life.begin = static_cast<uint32_t>(next() % 100);
+    life.end = life.begin + 1 + static_cast<uint32_t>(next() % maxLength);
+    lives.push_back(life);
+  }
+  return lives;
+}
+
 TEST(PlacementTest, ConstraintStepPlacesWhereGreedyAndSearchDoNot) {
   // 60 buffers in the four sizes of a 3D U-Net's activations (scaled), at
   // random steps (SplitMix64, seed 17): the greedy orders and both searches
@@ -289,22 +314,8 @@ TEST(PlacementTest, ConstraintStepPlacesWhereGreedyAndSearchDoNot) {
   if (!haveConstraintSolver())
     GTEST_SKIP() << "built without Gecode";
   const uint64_t sizes[] = {376, 394, 752, 787};
-  uint64_t state = 17;
-  auto next = [&] {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  };
-  std::vector<BufferLife> lives;
-  for (int i = 0; i < 60; ++i) {
-    BufferLife life;
-    life.tensor = i;
-    life.bytes = sizes[next() % 4];
-    life.begin = static_cast<uint32_t>(next() % 100);
-    life.end = life.begin + 1 + static_cast<uint32_t>(next() % 25);
-    lives.push_back(life);
-  }
+  std::vector<BufferLife> lives =
+      randomLives(17, 60, 25, [&](auto &next) { return sizes[next() % 4]; });
   PlacementOptions greedyOnly;
   greedyOnly.constraintSearch = false;
   llvm::Expected<Placement> without = placeBuffers(lives, greedyOnly);
@@ -330,22 +341,9 @@ TEST(PlacementTest, ConstraintStepKeepsRoomForTheRest) {
   if (!haveConstraintSolver())
     GTEST_SKIP() << "built without Gecode";
   const uint64_t large[] = {1000, 400, 400, 250};
-  uint64_t state = 6;
-  auto next = [&] {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  };
-  std::vector<BufferLife> lives;
-  for (int i = 0; i < 200; ++i) {
-    BufferLife life;
-    life.tensor = i;
-    life.bytes = next() % 4 == 0 ? large[next() % 4] : 10 + next() % 70;
-    life.begin = static_cast<uint32_t>(next() % 100);
-    life.end = life.begin + 1 + static_cast<uint32_t>(next() % 60);
-    lives.push_back(life);
-  }
+  std::vector<BufferLife> lives = randomLives(6, 200, 60, [&](auto &next) {
+    return next() % 4 == 0 ? large[next() % 4] : 10 + next() % 70;
+  });
   PlacementOptions greedyOnly;
   greedyOnly.constraintSearch = false;
   llvm::Expected<Placement> without = placeBuffers(lives, greedyOnly);
