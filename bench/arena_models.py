@@ -98,7 +98,9 @@ def main():
                 # The recorded batch no longer fits (the presets and the
                 # exporter changed since the headline ran): the largest
                 # batch below it that does, by bisection.
-                lo, hi, result = max(fits, 0), recorded, None
+                # (Above the batch an earlier method fit at, measured again
+                # when nothing between them fits.)
+                lo, hi = fits, recorded
                 while hi - lo > 1:
                     mid = (lo + hi) // 2
                     r = probe(mid)
@@ -106,6 +108,8 @@ def main():
                         hi = mid
                     else:
                         lo, result = mid, r
+                if result is None and lo:
+                    result = probe(lo)
                 if result is None:
                     continue
                 batch = lo
