@@ -12,12 +12,13 @@
 // orders (decreasing size, as XLA's heap simulator and TFLite's arena
 // planner do; size x lifetime; schedule order; size classes; TFLite's greedy
 // by breadth); where the build has Gecode, it also places the largest
-// buffers exactly by a constraint program and the rest around them; then it
-// improves the best by ruin and recreate around the buffers that reach the
-// top and by a search over orders. Time is counted by allocations, so the
-// offsets depend only on the order of allocations and releases. Work is
-// bounded by counts, never by time, so the result is the same on any
-// machine (a build without Gecode may place differently).
+// buffers exactly by a constraint program (once as they are, once with room
+// kept above them for the smaller buffers alive with them) and the rest
+// around them; then it improves the best by ruin and recreate around the
+// buffers that reach the top and by a search over orders. Time is counted by
+// allocations, so the offsets depend only on the order of allocations and
+// releases. Work is bounded by counts, never by time, so the result is the same
+// on any machine (a build without Gecode may place differently).
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,7 +67,8 @@ struct PlacementOptions {
   unsigned workLimit = 0;
   /// Where the build has the constraint solver (Gecode): also place the
   /// largest buffers exactly by a constraint program and the rest around
-  /// them, and improve from that placement too (see placeBuffers).
+  /// them (two ways), and improve from those placements too (see
+  /// placeBuffers).
   bool constraintSearch = true;
 };
 
