@@ -13,7 +13,7 @@ as --lms-carve-arena lowers it) within the device's capacity. The search
 starts at the batches the headline found without LMS and with the method
 (live bytes; an older device preset may have made them larger or smaller)
 and grows by a quarter above the largest that fits. `--live-bytes` runs the
-same search without arena=true, the reference under the same presets. Exports
+same search with arena=false, the reference under the same presets. Exports
 missing models with tools/torch-export (as bench/headline.py does).
 """
 import argparse
@@ -40,7 +40,7 @@ def attempt(bench, model, size, batch, device, method, cap, log, arena=True):
         return False, {"error": "export"}
     report = path + f".{device}.{method}.arena-batch.json"
     passes = [f"--{headline.PASSES[method]}=budget={cap} device={device} "
-              f"alignment=256" + (" arena=true" if arena else ""),
+              f"alignment=256" + (" arena=true" if arena else " arena=false"),
               f"--lms-report-memory=format=json alignment=256 "
               f"device={device} file={report}"]
     start = time.time()

@@ -83,7 +83,8 @@ def run(work, model, size, batch, device, method, precision="f32",
     # With a link override the module's DLTI spec names the device.
     on = "" if link else f"device={device}"
     if PASSES[method]:
-        options = on
+        # Points of the live-bytes bound (arena=false), as the headline.
+        options = on + " arena=false"
         if method in PLANNER:
             options += f" planner={PLANNER[method]}"
         if method in ("plan", "joint"):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on a bundled example: installs what is missing, builds lms-opt,
-# and fits one training step of an MLP (examples/mlp_train.mlir) into half of
+# and fits one training step of an MLP (examples/mlp_train.mlir) into 60% of
 # its peak device memory with --lms-insert-swaps: the memory report before,
 # the pass, the report after, and the timeline picture (build/demo/).
 set -euo pipefail
@@ -12,7 +12,10 @@ opt="$root/build/bin/lms-opt"
 model="$root/examples/mlp_train.mlir"
 out="$root/build/demo"
 mkdir -p "$out"
-budget=${LMS_DEMO_BUDGET:-50%}
+# 60%: with arena=true (the default) the arguments and returned gradients are
+# allocations of their own beside the arena; the smallest feasible budget is
+# 40.1 MiB of the 76.1 MiB peak (24.1 MiB on live bytes, arena=false).
+budget=${LMS_DEMO_BUDGET:-60%}
 
 echo "== 1. Where the memory goes: lms-opt --lms-report-memory $(basename "$model")"
 "$opt" "$model" --lms-report-memory=top=5 -o /dev/null

@@ -18,7 +18,7 @@ opt="$root/build/bin/lms-opt"
 mkdir -p "$out"
 /usr/bin/python3 "$root/tools/gen-models/mlp_train.py" --batch 64 --inputs 32 \
   --width 64 --layers 4 --classes 8 --with-main -o "$out/mlp.mlir"
-"$opt" "$out/mlp.mlir" --lms-host-pipeline -o "$out/host.ll.mlir"
+"$opt" "$out/mlp.mlir" --lms-host-pipeline=arena=false -o "$out/host.ll.mlir"
 "$bin/mlir-runner" "$out/host.ll.mlir" -e main -entry-point-result=void \
   -shared-libs="$root/build/lib/liblms_runtime.so,$lib/libmlir_runner_utils.so,$lib/libmlir_c_runner_utils.so" \
   >"$out/expected.out"
@@ -41,8 +41,8 @@ while IFS='|' read -r name options planning; do
   fi
   rm -f "$out/$name.o" "$out/$name.ll"
 done <<'LIST'
-plain|device=h200|none
-swaps|budget=100000|lms-insert-swaps=budget=100000 alignment=256
+plain|device=h200 arena=false|none
+swaps|budget=100000 arena=false|lms-insert-swaps=budget=100000 alignment=256 arena=false
 arena|budget=233472 arena=true|lms-insert-swaps=budget=233472 alignment=256 arena=true
 LIST
 ls -la "$out"

@@ -28,12 +28,17 @@ read loop-invariants, and a share of the budgets is drawn below the
 smallest feasible budget of ops kept whole (planning inside loop bodies,
 fetching loop-invariants in each iteration).
 
-With --arena the planning passes run with arena=true and the programs are
+By default (--arena, as the passes and pipelines default to arena=true)
+the planning passes run with arena=true and the programs are
 lowered with arena=true (--lms-carve-arena) and run on an emulated device
 that allocates first-fit and checks every carved buffer: checked are the
 same outputs, no leak, the measured high-water mark equal to the analysed
 arena of @main (its arena, the frame of @step inside it, and the buffers
 that cross the call), and the analysed arena of @step within the budget.
+With --no-arena everything runs with arena=false: the budget bounds the
+live bytes, each buffer is an allocation of its own, and --lms-split and
+--lms-schedule are drawn too (neither has an arena option), as are the
+budgets under the smallest feasible one of --loops.
 """
 
 import argparse
@@ -425,8 +430,8 @@ def report_peak(path):
 
 def execute(path, work, tag, capacity=None, arena=False):
     ll = os.path.join(work, f"{tag}.ll.mlir")
-    r = run([LMS_OPT, path, "--lms-host-pipeline" +
-             ("=arena=true" if arena else ""), "-o", ll])
+    r = run([LMS_OPT, path, "--lms-host-pipeline=arena=" +
+             ("true" if arena else "false"), "-o", ll])
     if r.returncode:
         return None, "lowering failed: " + r.stderr.strip()[-300:]
     stats = os.path.join(work, f"{tag}.stats.json")
@@ -522,7 +527,7 @@ def check(index, seed, arena=False, keep=None, multi_result=False,
         out = os.path.join(work, "planned.mlir")
         options = f"alignment={ALIGN}" if method == "schedule" else \
             f"budget={budget} alignment={ALIGN}" + \
-            (" arena=true" if arena else "")
+            (" arena=true" if arena else " arena=false")
         if method == "split":
             # A slice count, or a budget below the smallest feasible one.
             if split_rng.random() < 0.5:
@@ -635,8 +640,13 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json")
-    ap.add_argument("--arena", action="store_true",
-                    help="plan against and lower to an arena per function")
+    ap.add_argument("--arena", action=argparse.BooleanOptionalAction,
+                    default=True,
+                    help="plan against and lower to an arena per function "
+                    "(the default, as the passes' and pipelines' arena=true); "
+                    "--no-arena: plan on live bytes and lower each buffer to "
+                    "an allocation of its own (arena=false), with splitting, "
+                    "scheduling and loops drawn too")
     ap.add_argument("--multi-result", action="store_true",
                     help="add ops with two results (as a max pooling with "
                     "indices), from a random stream of their own")

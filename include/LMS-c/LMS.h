@@ -46,9 +46,12 @@ typedef struct LMSPipelineOptions {
   const char *strategy; /**< "plan" | "swap" | "remat" | "schedule" | "none" */
   const char *lower;    /**< "none" | "host" | "gpu" */
   const char *report;   /**< JSON memory report to this file ("-": stdout) */
-  int arena; /**< nonzero: the budget bounds the arena the buffers are placed
-                  in; a lowering carves each function's buffers out of one
-                  arena (lmsGetArenaBytes says how large) */
+  int noArena; /**< nonzero: the budget bounds only the live bytes, and a
+                    lowering allocates each buffer on its own; zero (the
+                    default): the budget bounds the arena the buffers are
+                    placed in, and a lowering carves each function's
+                    buffers out of one arena (lmsGetArenaBytes says how
+                    large) */
   const char *hostBudget; /**< host memory an offloading plan may hold at
                                once ("64GB"); NULL or "": the device
                                preset's host memory */

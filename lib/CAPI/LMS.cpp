@@ -70,8 +70,8 @@ static std::string optionString(const LMSPipelineOptions *options) {
     add("strategy", options->strategy);
     add("lower", options->lower);
     add("report", options->report);
-    if (options->arena)
-      add("arena", "true");
+    if (options->noArena)
+      add("arena", "false");
     add("host-budget", options->hostBudget);
     if (options->noSplit)
       add("split", "false");

@@ -135,6 +135,10 @@ struct FunctionReport {
   ::lms::MemoryProfile profile;
   uint64_t minFeasibleBytes = 0;
   OpIndex minFeasibleOp = -1;
+  /// The same with the arena (arena=true): the allocations of their own
+  /// held beside it at their peak and never offloaded.
+  uint64_t arenaMinFeasibleBytes = 0;
+  OpIndex arenaMinFeasibleOp = -1;
   ::lms::Timeline timeline;
   double flops = 0;
   unsigned swapOuts = 0, swapWaits = 0, swapIns = 0, recomputes = 0;
@@ -293,6 +297,26 @@ struct LMSReportMemoryPass
     };
     std::tie(report.minFeasibleBytes, report.minFeasibleOp) =
         ::lms::smallestSwapPeak(g, swapOptions);
+    // With the arena, what offloading can reach when the arguments, results
+    // and buffers that cross calls are allocations of their own beside the
+    // arena at their peak (as --lms-insert-swaps plans with arena=true).
+    {
+      GraphOptions ownOptions = options;
+      ownOptions.arena = true;
+      OwnAllocations allocations = ownAllocations(*report.graph, ownOptions);
+      ::lms::Graph reserved = ::lms::reserveOwnAllocations(
+          g, allocations.own, allocations.peakBytes, allocations.callFrames);
+      ::lms::SwapOptions arenaSwapOptions;
+      arenaSwapOptions.valueAfterGap = [&](TensorIndex t, OpIndex a,
+                                           OpIndex b) {
+        if (static_cast<size_t>(t) >= allocations.own.size() ||
+            allocations.own[t])
+          return -1;
+        return candidates.valueAfterGap(t, a, b);
+      };
+      std::tie(report.arenaMinFeasibleBytes, report.arenaMinFeasibleOp) =
+          ::lms::smallestSwapPeak(reserved, arenaSwapOptions);
+    }
     report.timeline = ::lms::simulate(g, deviceSpec);
     for (const ::lms::Op &op : g.getOps()) {
       report.flops += op.cost.flops;
@@ -347,13 +371,13 @@ struct LMSReportMemoryPass
         os << " (" << deviceSpec.name << " host memory: "
            << ::lms::formatBytes(deviceSpec.hostCapacityBytes) << ")";
       os << "\n";
-      const ::lms::Placement &arena = r.placement;
+      const ::lms::Placement &placed = r.placement;
       os << "  arena: " << ::lms::formatBytes(r.arenaBytes()) << " ("
          << r.arenaBytes() << " bytes) for a live peak of "
          << ::lms::formatBytes(r.profile.peakBytes)
          << llvm::formatv(": ratio {0:F4}, fragmentation {1:P2}",
-                          r.arenaRatio(), arena.fragmentation())
-         << " (" << arena.buffers.size() << " buffers, " << arena.strategy
+                          r.arenaRatio(), placed.fragmentation())
+         << " (" << placed.buffers.size() << " buffers, " << placed.strategy
          << ")\n";
       os << "  smallest feasible budget: "
          << ::lms::formatBytes(r.minFeasibleBytes) << " (" << r.minFeasibleBytes
@@ -363,6 +387,17 @@ struct LMSReportMemoryPass
            << fg.getOp(r.minFeasibleOp)->getName() << "')\n";
       else
         os << "the arguments at entry)\n";
+      if (arena && r.arenaMinFeasibleBytes > r.minFeasibleBytes) {
+        os << "  smallest feasible budget with the arena: "
+           << ::lms::formatBytes(r.arenaMinFeasibleBytes) << " ("
+           << r.arenaMinFeasibleBytes << " bytes, ";
+        if (r.arenaMinFeasibleOp >= 0)
+          os << "op " << r.arenaMinFeasibleOp << " '"
+             << fg.getOp(r.arenaMinFeasibleOp)->getName() << "'";
+        else
+          os << "the allocations of their own beside the arena";
+        os << ")\n";
+      }
       if (r.hasLMSOps()) {
         os << "  lms ops: " << r.swapOuts << " swap-out, " << r.swapWaits
            << " swap-wait, " << r.swapIns << " swap-in, " << r.recomputes
@@ -375,12 +410,20 @@ struct LMSReportMemoryPass
       if (std::optional<uint64_t> bytes = r.budgetBytes()) {
         os << "  budget: " << ::lms::formatBytes(*bytes) << " (" << *bytes
            << " bytes): ";
-        // The verdict of the live bytes (what the default lowering
-        // allocates); the arena lowering's own is added when it differs.
-        os << (r.profile.peakBytes <= *bytes ? "fits" : "exceeded");
-        if (r.profile.peakBytes <= *bytes && r.arenaBytes() > *bytes)
-          os << "; lowered with arena=true it would need "
-             << ::lms::formatBytes(r.arenaBytes());
+        // The verdict on what the budget bounds: the arena lowering's
+        // device memory (the default), or the live bytes (arena=false),
+        // with the arena lowering's need added when it differs.
+        if (arena) {
+          os << (r.arenaBytes() <= *bytes ? "fits" : "exceeded");
+          if (r.arenaBytes() > *bytes)
+            os << " (the arena lowering needs "
+               << ::lms::formatBytes(r.arenaBytes()) << ")";
+        } else {
+          os << (r.profile.peakBytes <= *bytes ? "fits" : "exceeded");
+          if (r.profile.peakBytes <= *bytes && r.arenaBytes() > *bytes)
+            os << "; lowered with arena=true it would need "
+               << ::lms::formatBytes(r.arenaBytes());
+        }
         os << "\n";
       }
       const ::lms::Timeline &tl = r.timeline;
@@ -502,6 +545,8 @@ struct LMSReportMemoryPass
       json.attribute("fragmentation", jsonNumber(arena.fragmentation()));
       // The placement the offsets below belong to (a call is a block of
       // its transient bytes there).
+      // The smallest budget offloading reaches with the arena.
+      json.attribute("min_feasible_bytes", r.arenaMinFeasibleBytes);
       json.attribute("placed_bytes", arena.arenaBytes);
       json.attribute("placed_live_peak_bytes", arena.livePeakBytes);
       json.attribute("order", arena.strategy);

@@ -1,6 +1,6 @@
-// RUN: lms-opt %s --lms-print-liveness --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=READ
-// RUN: lms-opt %s --lms-print-liveness --lms-insert-swaps=budget=8KiB --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=REWRITE
-// RUN: lms-opt %s --lms-insert-swaps=budget=8KiB | lms-opt --pass-pipeline='builtin.module(func.func(lms-strip))' | FileCheck %s --check-prefix=STRIP
+// RUN: lms-opt %s --lms-print-liveness --lms-report-memory=arena=false -o /dev/null | FileCheck %s --check-prefix=READ
+// RUN: lms-opt %s --lms-print-liveness --lms-insert-swaps="budget=8KiB arena=false" --lms-report-memory=arena=false -o /dev/null | FileCheck %s --check-prefix=REWRITE
+// RUN: lms-opt %s --lms-insert-swaps="budget=8KiB arena=false" | lms-opt --pass-pipeline='builtin.module(func.func(lms-strip))' | FileCheck %s --check-prefix=STRIP
 
 // COM: The graphs of a module are an analysis of the module
 // COM: (ModuleGraphAnalysis), kept across the passes that preserve it:

@@ -97,11 +97,11 @@ int main(int argc, char **argv) {
     options.budget = argv[5];
     options.strategy = argv[6];
     options.lower = argv[7];
-    options.arena = argc >= 9 && strcmp(argv[8], "arena") == 0;
+    /* live: the budget bounds the live bytes only, no arena lowering */
+    options.noArena = argc >= 9 && strcmp(argv[8], "live") == 0;
     /* host=SIZE: the host budget of the offloading planners */
     if (argc >= 9 && strncmp(argv[8], "host=", 5) == 0)
       options.hostBudget = argv[8] + 5;
-    /* arena: the budget bounds the arena; lowered, one arena per function */
     result = lmsRunPipeline(module, &options, printError, NULL);
     lowered = strcmp(argv[7], "none") != 0;
   } else {
@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
   }
 
   int arena =
-      strcmp(mode, "flow") == 0 && argc >= 9 && strcmp(argv[8], "arena") == 0;
+      strcmp(mode, "flow") == 0 && !(argc >= 9 && strcmp(argv[8], "live") == 0);
   if (!lowered || arena)
     printf("arena after: %" PRId64 "\n", lmsGetArenaBytes(module, funcName));
   if (!lowered) {

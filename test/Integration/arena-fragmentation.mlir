@@ -12,12 +12,14 @@
 // REPORT: @main: peak 5.00 KiB (5120 bytes)
 // REPORT: arena: 5.00 KiB (5120 bytes) for a live peak of 5.00 KiB
 
-// RUN: lms-opt %s --lms-host-pipeline -o %t.plain.ll.mlir
+// COM: arena=false: each buffer an allocation of its own (first-fit fails);
+// COM: the default, arena=true, carves them out of one arena.
+// RUN: lms-opt %s --lms-host-pipeline=arena=false -o %t.plain.ll.mlir
 // RUN: env LMS_RUNTIME=emulated LMS_DEVICE_BYTES=5120 mlir-runner %t.plain.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.plain.out
 // RUN: env LMS_RUNTIME=emulated LMS_DEVICE_BYTES=5120 LMS_DEVICE_ALLOCATOR=first-fit not --crash mlir-runner %t.plain.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils 2>&1 | FileCheck %s --check-prefix=FRAGMENTED
 // FRAGMENTED: lms runtime: out of device memory: allocating 2048 bytes with 3072 in use of a capacity of 5120, but the largest free block is 1024 bytes (fragmented in 2 blocks; LMS_DEVICE_ALLOCATOR=first-fit)
 
-// RUN: lms-opt %s --lms-host-pipeline=arena=true -o %t.arena.ll.mlir
+// RUN: lms-opt %s --lms-host-pipeline -o %t.arena.ll.mlir
 // RUN: env LMS_RUNTIME=emulated LMS_DEVICE_BYTES=5120 LMS_DEVICE_ALLOCATOR=first-fit LMS_RUNTIME_STATS=%t.arena.json mlir-runner %t.arena.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.arena.out
 // RUN: diff %t.plain.out %t.arena.out
 // RUN: FileCheck %s --check-prefix=VALUES < %t.arena.out
@@ -42,7 +44,7 @@
 // COM: lowering and the measured high-water mark is the analysed arena of
 // COM: @main (its arena plus the most bytes of those allocations at once).
 // RUN: %python %gen_models/mlp_train.py --batch 16 --inputs 32 --width 64 --layers 3 --classes 8 --with-main -o %t.mlp.mlir
-// RUN: lms-opt %t.mlp.mlir --lms-host-pipeline -o %t.mlp.plain.ll.mlir
+// RUN: lms-opt %t.mlp.mlir --lms-host-pipeline=arena=false -o %t.mlp.plain.ll.mlir
 // RUN: env LMS_RUNTIME=emulated mlir-runner %t.mlp.plain.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.mlp.plain.out
 // RUN: lms-opt %t.mlp.mlir --lms-host-pipeline="arena=true" -o %t.mlp.arena.ll.mlir
 // RUN: env LMS_RUNTIME=emulated LMS_DEVICE_ALLOCATOR=first-fit LMS_RUNTIME_STATS=%t.mlp.json mlir-runner %t.mlp.arena.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.mlp.arena.out

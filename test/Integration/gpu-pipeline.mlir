@@ -3,7 +3,7 @@
 // COM: only the kernel launches and binaries, which translation turns into
 // COM: runtime calls.
 // RUN: %python %gen_models/mlp_train.py --batch 8 --inputs 8 --width 16 --layers 2 --classes 4 -o %t.mlir
-// RUN: lms-opt %t.mlir --lms-gpu-pipeline=budget=70% -o %t.gpu.mlir
+// RUN: lms-opt %t.mlir --lms-gpu-pipeline="budget=70% arena=false" -o %t.gpu.mlir
 // RUN: FileCheck %s < %t.gpu.mlir
 // CHECK-NOT: lms.
 // CHECK-NOT: gpu.alloc
@@ -20,13 +20,13 @@
 // COM: NVVM serializer records in the objects' properties are dropped, and a
 // COM: second run is identical.
 // CHECK-NOT: TimeInMs
-// RUN: lms-opt %t.mlir --lms-gpu-pipeline=budget=70% -o %t.gpu2.mlir
+// RUN: lms-opt %t.mlir --lms-gpu-pipeline="budget=70% arena=false" -o %t.gpu2.mlir
 // RUN: cmp %t.gpu.mlir %t.gpu2.mlir
 // RUN: mlir-translate --mlir-to-llvmir %t.gpu.mlir | FileCheck %s --check-prefix=LLVM
 // LLVM: call {{.*}}@mgpuLaunchKernel
 
 // COM: The host pipeline leaves nothing of the GPU dialect either.
-// RUN: lms-opt %t.mlir --lms-host-pipeline=budget=70% | FileCheck %s --check-prefix=HOST
+// RUN: lms-opt %t.mlir --lms-host-pipeline="budget=70% arena=false" | FileCheck %s --check-prefix=HOST
 // HOST-NOT: lms.
 // HOST-NOT: gpu.
 // HOST: llvm.call @mgpuMemcpy

@@ -5,9 +5,9 @@
 // COM: pinned pool).
 // REQUIRES: lms-runtime
 // RUN: %python %gen_models/mlp_train.py --batch 16 --inputs 16 --width 32 --layers 3 --classes 4 --with-main -o %t.mlir
-// RUN: lms-opt %t.mlir --lms-host-pipeline -o %t.plain.ll.mlir
+// RUN: lms-opt %t.mlir --lms-host-pipeline=arena=false -o %t.plain.ll.mlir
 // RUN: mlir-runner %t.plain.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.plain.out
-// RUN: lms-opt %t.mlir --lms-insert-swaps=budget=16000 --lms-inline-recomputes --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --lms-deallocate --convert-lms-to-gpu=copy-host-call-operands=true --lms-memref-to-gpu -o %t.copies.mlir
+// RUN: lms-opt %t.mlir --lms-insert-swaps="budget=16000 arena=false" --lms-inline-recomputes --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --lms-deallocate --convert-lms-to-gpu=copy-host-call-operands=true --lms-memref-to-gpu -o %t.copies.mlir
 // RUN: FileCheck %s < %t.copies.mlir
 // CHECK-NOT: host_shared
 // CHECK-LABEL: func.func @main

@@ -12,7 +12,7 @@
 // COM: --lms-strip gives back the input.
 // REQUIRES: lms-runtime
 
-// RUN: lms-opt %s --lms-insert-swaps="budget=24000 stats=true" -o %t.swap.mlir 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: lms-opt %s --lms-insert-swaps="budget=24000 stats=true arena=false" -o %t.swap.mlir 2>&1 | FileCheck %s --check-prefix=STATS
 // STATS: lms-insert-swaps: 1 tensors-swapped, 1 swap-outs, 1 swap-ins, {{.*}}, 1 fetched-per-iteration
 // RUN: FileCheck %s --check-prefix=SWAP < %t.swap.mlir
 // SWAP: %[[BIG:.*]] = linalg.generic
@@ -23,7 +23,7 @@
 // SWAP-NEXT: %[[FETCHED:.*]] = lms.swap_in %[[H]] : !lms.host<tensor<64x64xf32>> -> tensor<64x64xf32>
 // SWAP-NEXT: linalg.generic {{.*}} ins(%[[FETCHED]] : tensor<64x64xf32>)
 // SWAP: scf.yield
-// RUN: lms-opt %t.swap.mlir --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=AFTER
+// RUN: lms-opt %t.swap.mlir --lms-report-memory=arena=false -o /dev/null | FileCheck %s --check-prefix=AFTER
 // AFTER: @main: peak 16.5 KiB (16896 bytes)
 // RUN: lms-opt %t.swap.mlir --lms-strip -o %t.stripped.mlir
 // RUN: lms-opt %s -o %t.input.mlir
@@ -31,18 +31,18 @@
 
 // COM: --lms-plan does the same; recomputation alone cannot (the body does
 // COM: not fit what the loop leaves it, whatever it recomputes).
-// RUN: lms-opt %s --lms-plan=budget=24000 -o %t.plan.mlir
+// RUN: lms-opt %s --lms-plan="budget=24000 arena=false" -o %t.plan.mlir
 // RUN: FileCheck %s --check-prefix=SWAP < %t.plan.mlir
-// RUN: not lms-opt %s --lms-rematerialize=budget=24000 -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMAT
+// RUN: not lms-opt %s --lms-rematerialize="budget=24000 arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMAT
 // REMAT: error: cannot fit the body of this op into 7.19 KiB (7360 bytes), what the budget leaves beside its operands and results, recomputing: its smallest feasible budget is 16.2 KiB (16640 bytes)
 
-// RUN: lms-opt %s --lms-host-pipeline -o %t.orig.ll.mlir
+// RUN: lms-opt %s --lms-host-pipeline=arena=false -o %t.orig.ll.mlir
 // RUN: env LMS_RUNTIME=emulated mlir-runner %t.orig.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.orig.out
 // COM: three iterations of max((64 x 2)^2) = 16384.
 // RUN: FileCheck %s --check-prefix=VALUES < %t.orig.out
 // VALUES: [49152,  49152,
-// RUN: lms-opt %t.swap.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.swap.json
-// RUN: lms-opt %t.swap.mlir --lms-host-pipeline -o %t.swap.ll.mlir
+// RUN: lms-opt %t.swap.mlir --lms-report-memory="format=json alignment=256 arena=false" -o /dev/null > %t.swap.json
+// RUN: lms-opt %t.swap.mlir --lms-host-pipeline=arena=false -o %t.swap.ll.mlir
 // RUN: env LMS_RUNTIME=emulated LMS_DEVICE_BYTES=24000 LMS_RUNTIME_STATS=%t.swap.stats mlir-runner %t.swap.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.swap.out
 // RUN: diff %t.orig.out %t.swap.out
 // RUN: %check_stats %t.swap.stats --max-peak 24000 --analysis %t.swap.json --no-leaks --min-h2d 1 --min-d2h 1 | FileCheck %s --check-prefix=MEASURED

@@ -6,7 +6,7 @@
 // COM: budget, no leaks, and --lms-strip gives back the input.
 // REQUIRES: lms-runtime
 
-// RUN: lms-opt %s --lms-insert-swaps="budget=24000 stats=true" -o %t.swap.mlir 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: lms-opt %s --lms-insert-swaps="budget=24000 stats=true arena=false" -o %t.swap.mlir 2>&1 | FileCheck %s --check-prefix=STATS
 // STATS: lms-insert-swaps: 1 tensors-swapped, 1 swap-outs, 2 swap-ins, {{.*}}, 1 fetched-per-iteration
 // RUN: FileCheck %s --check-prefix=SWAP < %t.swap.mlir
 // SWAP: %[[H:.*]] = lms.swap_out %{{.*}} : tensor<64x64xf32> -> !lms.host<tensor<64x64xf32>>
@@ -19,12 +19,12 @@
 // RUN: lms-opt %t.swap.mlir --lms-strip -o %t.stripped.mlir
 // RUN: lms-opt %s -o %t.input.mlir
 // RUN: diff %t.input.mlir %t.stripped.mlir
-// RUN: lms-opt %s --lms-host-pipeline -o %t.orig.ll.mlir
+// RUN: lms-opt %s --lms-host-pipeline=arena=false -o %t.orig.ll.mlir
 // RUN: env LMS_RUNTIME=emulated mlir-runner %t.orig.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.orig.out
 // RUN: FileCheck %s --check-prefix=VALUES < %t.orig.out
 // VALUES: [49154,  49154,
-// RUN: lms-opt %t.swap.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.swap.json
-// RUN: lms-opt %t.swap.mlir --lms-host-pipeline -o %t.swap.ll.mlir
+// RUN: lms-opt %t.swap.mlir --lms-report-memory="format=json alignment=256 arena=false" -o /dev/null > %t.swap.json
+// RUN: lms-opt %t.swap.mlir --lms-host-pipeline=arena=false -o %t.swap.ll.mlir
 // RUN: env LMS_RUNTIME=emulated LMS_DEVICE_BYTES=24000 LMS_RUNTIME_STATS=%t.swap.stats mlir-runner %t.swap.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.swap.out
 // RUN: diff %t.orig.out %t.swap.out
 // RUN: %check_stats %t.swap.stats --max-peak 24000 --analysis %t.swap.json --no-leaks | FileCheck %s --check-prefix=MEASURED

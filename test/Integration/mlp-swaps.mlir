@@ -8,16 +8,16 @@
 // REQUIRES: lms-runtime
 
 // RUN: %python %gen_models/mlp_train.py --batch 64 --inputs 32 --width 64 --layers 4 --classes 8 --with-main -o %t.mlir
-// RUN: lms-opt %t.mlir --lms-host-pipeline -o %t.orig.ll.mlir
+// RUN: lms-opt %t.mlir --lms-host-pipeline=arena=false -o %t.orig.ll.mlir
 // RUN: env LMS_RUNTIME_STATS=%t.orig.json mlir-runner %t.orig.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.orig.out
-// RUN: lms-opt %t.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.orig.report.json
+// RUN: lms-opt %t.mlir --lms-report-memory="format=json alignment=256 arena=false" -o /dev/null > %t.orig.report.json
 // RUN: %check_stats %t.orig.json --analysis %t.orig.report.json --no-leaks | FileCheck %s --check-prefix=ORIG
 // ORIG: measured peak 217088 == analysed peak
 // ORIG-NEXT: no leaks
 
-// RUN: lms-opt %t.mlir --lms-insert-swaps=budget=100000 -o %t.swapped.mlir
-// RUN: lms-opt %t.swapped.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.swapped.report.json
-// RUN: lms-opt %t.swapped.mlir --lms-host-pipeline -o %t.swapped.ll.mlir
+// RUN: lms-opt %t.mlir --lms-insert-swaps="budget=100000 arena=false" -o %t.swapped.mlir
+// RUN: lms-opt %t.swapped.mlir --lms-report-memory="format=json alignment=256 arena=false" -o /dev/null > %t.swapped.report.json
+// RUN: lms-opt %t.swapped.mlir --lms-host-pipeline=arena=false -o %t.swapped.ll.mlir
 // RUN: env LMS_RUNTIME_STATS=%t.swapped.json LMS_DEVICE_BYTES=100000 mlir-runner %t.swapped.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.swapped.out
 // RUN: diff %t.orig.out %t.swapped.out
 // RUN: FileCheck %s --check-prefix=VALUES < %t.swapped.out
@@ -31,6 +31,6 @@
 // OOM: lms runtime: out of device memory
 
 // COM: The same through lms-host-pipeline's own planning option.
-// RUN: lms-opt %t.mlir --lms-host-pipeline=budget=100000 -o %t.pipeline.ll.mlir
+// RUN: lms-opt %t.mlir --lms-host-pipeline="budget=100000 arena=false" -o %t.pipeline.ll.mlir
 // RUN: mlir-runner %t.pipeline.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.pipeline.out
 // RUN: diff %t.orig.out %t.pipeline.out

@@ -15,7 +15,7 @@
 // COM: analysed <= budget.
 // REQUIRES: lms-runtime
 
-// RUN: lms-opt %s --lms-plan="budget=1280KiB schedule=false split-fraction=0.25,0.75 stats=true" -o %t.plan.mlir 2> %t.log
+// RUN: lms-opt %s --lms-plan="budget=1280KiB schedule=false split-fraction=0.25,0.75 stats=true arena=false" -o %t.plan.mlir 2> %t.log
 // RUN: FileCheck %s --check-prefix=STATS < %t.log
 // STATS: lms-plan: @f: as it is: [[ASIS:[0-9.]+]] us
 // STATS-NEXT: lms-plan: @f: split for 25% of the budget: {{[0-9.]+}} us
@@ -49,7 +49,7 @@
 // COM: than both, and faster than the 75% split above; exp and its sums at
 // COM: half (8 slices) are slower. Without the refinement the function is
 // COM: planned as it is.
-// RUN: lms-opt %s --lms-plan="budget=1280KiB schedule=false split-fraction=0.6 stats=true" -o %t.refined.mlir 2> %t.refined.log
+// RUN: lms-opt %s --lms-plan="budget=1280KiB schedule=false split-fraction=0.6 stats=true arena=false" -o %t.refined.mlir 2> %t.refined.log
 // RUN: FileCheck %s --check-prefix=REFINE < %t.refined.log
 // REFINE: lms-plan: @f: as it is: {{[0-9.]+}} us
 // REFINE: lms-plan: @f: split for 60% of the budget: {{[0-9.]+}} us
@@ -69,11 +69,11 @@
 // REFINED-IR: linalg.reduce ins(%{{.*}} : tensor<512x256xf32>)
 // REFINED-IR-NOT: scf.for
 // REFINED-IR-LABEL: func.func @main
-// RUN: lms-opt %s --lms-plan="budget=1280KiB schedule=false split-fraction=0.6 split-refine=false stats=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNREFINED
+// RUN: lms-opt %s --lms-plan="budget=1280KiB schedule=false split-fraction=0.6 split-refine=false stats=true arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNREFINED
 // UNREFINED: lms-plan: @f: split for 60% of the budget: {{[0-9.]+}} us
 // UNREFINED-NEXT: lms-plan: @f: chosen: as it is
 
-// RUN: lms-opt %s --lms-plan="budget=1280KiB schedule=false split=false" | FileCheck %s --check-prefix=NOSPLIT
+// RUN: lms-opt %s --lms-plan="budget=1280KiB schedule=false split=false arena=false" | FileCheck %s --check-prefix=NOSPLIT
 // NOSPLIT-LABEL: func.func @f
 // NOSPLIT-NOT: scf.for
 // NOSPLIT: linalg.matmul
@@ -85,16 +85,16 @@
 // COM: lowering; it only steers the planner.)
 // RUN: lms-opt %s | sed -e 's/^module attributes {dlti.*} {$/module {/' > %t.plain.mlir
 // RUN: sed -e 's/^module attributes {dlti.*} {$/module {/' %t.plan.mlir > %t.plan.run.mlir
-// RUN: lms-opt %t.plain.mlir --lms-host-pipeline -o %t.plain.ll.mlir
-// RUN: lms-opt %t.plan.run.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.plan.json
-// RUN: lms-opt %t.plan.run.mlir --lms-host-pipeline -o %t.plan.ll.mlir
+// RUN: lms-opt %t.plain.mlir --lms-host-pipeline=arena=false -o %t.plain.ll.mlir
+// RUN: lms-opt %t.plan.run.mlir --lms-report-memory="format=json alignment=256 arena=false" -o /dev/null > %t.plan.json
+// RUN: lms-opt %t.plan.run.mlir --lms-host-pipeline=arena=false -o %t.plan.ll.mlir
 // RUN: env LMS_RUNTIME=emulated mlir-runner %t.plain.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.plain.out
 // RUN: env LMS_RUNTIME=emulated LMS_DEVICE_BYTES=1310720 LMS_RUNTIME_STATS=%t.plan.stats mlir-runner %t.plan.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.plan.out
 // RUN: diff %t.plain.out %t.plan.out
 // RUN: %check_stats %t.plan.stats --max-peak 1310720 --analysis %t.plan.json --no-leaks | FileCheck %s --check-prefix=PLANNED
 // RUN: sed -e 's/^module attributes {dlti.*} {$/module {/' %t.refined.mlir > %t.refined.run.mlir
-// RUN: lms-opt %t.refined.run.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.refined.json
-// RUN: lms-opt %t.refined.run.mlir --lms-host-pipeline -o %t.refined.ll.mlir
+// RUN: lms-opt %t.refined.run.mlir --lms-report-memory="format=json alignment=256 arena=false" -o /dev/null > %t.refined.json
+// RUN: lms-opt %t.refined.run.mlir --lms-host-pipeline=arena=false -o %t.refined.ll.mlir
 // RUN: env LMS_RUNTIME=emulated LMS_DEVICE_BYTES=1310720 LMS_RUNTIME_STATS=%t.refined.stats mlir-runner %t.refined.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.refined.out
 // RUN: diff %t.plain.out %t.refined.out
 // RUN: %check_stats %t.refined.stats --max-peak 1310720 --analysis %t.refined.json --no-leaks | FileCheck %s --check-prefix=PLANNED

@@ -8,13 +8,13 @@
 // COM: not recomputable and no plan fit.)
 // REQUIRES: lms-runtime
 
-// RUN: lms-opt %S/Inputs/pool_indices.mlir --lms-host-pipeline -o %t.orig.ll.mlir
+// RUN: lms-opt %S/Inputs/pool_indices.mlir --lms-host-pipeline=arena=false -o %t.orig.ll.mlir
 // RUN: mlir-runner %t.orig.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.orig.out
 // RUN: FileCheck %s --check-prefix=VALUE < %t.orig.out
 // VALUE: [{{[0-9.e+-]+}}]
 // VALUE: [{{[0-9.e+-]+}}]
 
-// RUN: lms-opt %S/Inputs/pool_indices.mlir --lms-rematerialize="budget=36KiB alignment=256" -o %t.remat.mlir
+// RUN: lms-opt %S/Inputs/pool_indices.mlir --lms-rematerialize="budget=36KiB alignment=256 arena=false" -o %t.remat.mlir
 // RUN: FileCheck %s --check-prefix=IR < %t.remat.mlir
 // IR: lms.recompute{{.*}} -> (tensor<4x8x8xf32>, tensor<4x8x8xi64>)
 // IR: tensor.empty
@@ -24,8 +24,8 @@
 // IR: tensor.empty
 // IR: linalg.fill
 // IR: linalg.generic
-// RUN: lms-opt %t.remat.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.report.json
-// RUN: lms-opt %t.remat.mlir --lms-host-pipeline -o %t.remat.ll.mlir
+// RUN: lms-opt %t.remat.mlir --lms-report-memory="format=json alignment=256 arena=false" -o /dev/null > %t.report.json
+// RUN: lms-opt %t.remat.mlir --lms-host-pipeline=arena=false -o %t.remat.ll.mlir
 // RUN: env LMS_RUNTIME_STATS=%t.stats.json LMS_DEVICE_BYTES=36864 mlir-runner %t.remat.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.remat.out
 // RUN: diff %t.orig.out %t.remat.out
 // RUN: %check_stats %t.stats.json --max-peak 36864 --analysis %t.report.json --no-leaks | FileCheck %s --check-prefix=STATS

@@ -11,7 +11,7 @@
 // COM: values, and its measured device high-water mark equals the analysis.
 // REQUIRES: lms-runtime
 
-// RUN: lms-opt %S/Inputs/remat_view_twice.mlir --lms-rematerialize="budget=52KiB alignment=256" -o %t.remat.mlir
+// RUN: lms-opt %S/Inputs/remat_view_twice.mlir --lms-rematerialize="budget=52KiB alignment=256 arena=false" -o %t.remat.mlir
 // RUN: FileCheck %s --check-prefix=IR < %t.remat.mlir
 // IR-LABEL: func.func @view_between_recomputes
 // IR:         lms.recompute(%{{.*}}) : (f32) -> tensor<1024xf32>
@@ -23,20 +23,20 @@
 // IR-NEXT:      lms.yield %[[F]], %[[V]]
 // IR:         linalg.add ins(%[[R]]#1, %{{.*}} : tensor<1x1024xf32>, tensor<1x1024xf32>)
 
-// RUN: lms-opt %t.remat.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.report.json
-// RUN: lms-opt %t.remat.mlir --lms-report-memory="alignment=256" -o /dev/null | FileCheck %s --check-prefix=PEAK
+// RUN: lms-opt %t.remat.mlir --lms-report-memory="format=json alignment=256 arena=false" -o /dev/null > %t.report.json
+// RUN: lms-opt %t.remat.mlir --lms-report-memory="alignment=256 arena=false" -o /dev/null | FileCheck %s --check-prefix=PEAK
 // PEAK: @view_between_recomputes: peak 52.0 KiB (53248 bytes)
 // RUN: lms-opt %t.remat.mlir --lms-strip > %t.stripped.mlir
 // RUN: lms-opt %S/Inputs/remat_view_twice.mlir > %t.original.mlir
 // RUN: diff %t.original.mlir %t.stripped.mlir
 
-// RUN: lms-opt %S/Inputs/remat_view_twice.mlir --lms-host-pipeline -o %t.orig.ll.mlir
+// RUN: lms-opt %S/Inputs/remat_view_twice.mlir --lms-host-pipeline=arena=false -o %t.orig.ll.mlir
 // RUN: mlir-runner %t.orig.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.orig.out
 // RUN: FileCheck %s --check-prefix=VALUE < %t.orig.out
 // VALUE: [1.5, 1.49995,
 // VALUE: {{\[\[}}3.21828,
 // VALUE: {{\[\[}}4.21828,
-// RUN: lms-opt %t.remat.mlir --lms-host-pipeline -o %t.remat.ll.mlir
+// RUN: lms-opt %t.remat.mlir --lms-host-pipeline=arena=false -o %t.remat.ll.mlir
 // RUN: env LMS_RUNTIME_STATS=%t.stats.json LMS_DEVICE_BYTES=53248 mlir-runner %t.remat.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.remat.out
 // RUN: diff %t.orig.out %t.remat.out
 // RUN: %check_stats %t.stats.json --max-peak 53248 --analysis %t.report.json --no-leaks | FileCheck %s --check-prefix=STATS

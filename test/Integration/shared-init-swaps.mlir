@@ -8,28 +8,28 @@
 // COM: no leaks; --lms-strip gives back the input.
 // REQUIRES: lms-runtime
 
-// RUN: lms-opt %s --lms-host-pipeline -o %t.orig.ll.mlir
+// RUN: lms-opt %s --lms-host-pipeline=arena=false -o %t.orig.ll.mlir
 // RUN: mlir-runner %t.orig.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.orig.out
 // RUN: FileCheck %s --check-prefix=VALUES < %t.orig.out
 // VALUES: [0.5,  0.5]
 // VALUES-NEXT: [-1.64872,  -1.64872]
 
-// RUN: lms-opt %s --lms-insert-swaps=budget=95% -o %t.swapped.mlir
+// RUN: lms-opt %s --lms-insert-swaps="budget=95% arena=false" -o %t.swapped.mlir
 // RUN: FileCheck %s --check-prefix=IR < %t.swapped.mlir
 // IR: bufferization.alloc_tensor() copy(%{{.*}}) {lms.copy}
 // IR: lms.swap_out
 // RUN: lms-opt %t.swapped.mlir --lms-strip -o %t.stripped.mlir
 // RUN: lms-opt %s -o %t.input.mlir
 // RUN: diff %t.stripped.mlir %t.input.mlir
-// RUN: lms-opt %t.swapped.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.json
+// RUN: lms-opt %t.swapped.mlir --lms-report-memory="format=json alignment=256 arena=false" -o /dev/null > %t.json
 // COM: A percentage budget on the rewritten module measures a stripped copy
 // COM: of @step beside it; under the suite's LMS_CHECK_ANALYSIS_CACHE=1 its
 // COM: graph must be the one a fresh analysis gives (regression: the copy was
 // COM: built with the module's decisions from before it existed, the
 // COM: last-use rule alone, and the check aborted).
-// RUN: lms-opt %t.swapped.mlir --lms-insert-swaps=budget=90% -o /dev/null
-// RUN: lms-opt %t.swapped.mlir --lms-plan=budget=80% -o /dev/null
-// RUN: lms-opt %t.swapped.mlir --lms-host-pipeline -o %t.swapped.ll.mlir
+// RUN: lms-opt %t.swapped.mlir --lms-insert-swaps="budget=90% arena=false" -o /dev/null
+// RUN: lms-opt %t.swapped.mlir --lms-plan="budget=80% arena=false" -o /dev/null
+// RUN: lms-opt %t.swapped.mlir --lms-host-pipeline=arena=false -o %t.swapped.ll.mlir
 // RUN: env LMS_RUNTIME_STATS=%t.stats LMS_DEVICE_BYTES=124518 mlir-runner %t.swapped.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.swapped.out
 // RUN: diff %t.orig.out %t.swapped.out
 // RUN: %check_stats %t.stats --max-peak 124518 --analysis %t.json --function main --no-leaks | FileCheck %s --check-prefix=STATS

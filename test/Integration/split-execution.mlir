@@ -10,7 +10,7 @@
 // COM: by itself to fit a budget below the unsplit floor.
 // REQUIRES: lms-runtime
 
-// RUN: lms-opt %s --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=FLOOR
+// RUN: lms-opt %s --lms-report-memory=arena=false -o /dev/null | FileCheck %s --check-prefix=FLOOR
 // FLOOR-LABEL: @head:
 // FLOOR: smallest feasible budget: 16.3 KiB (16644 bytes, op {{[0-9]+}} 'linalg.generic')
 // RUN: lms-opt %s --lms-split="slices=4 loop=0 stats=true" -o %t.split.mlir 2>&1 | FileCheck %s --check-prefix=STATS
@@ -24,9 +24,9 @@
 // IR-NOT: tensor<32x64xf32>
 // IR: tensor.insert_slice %{{.*}} : tensor<8x4xf32> into tensor<32x4xf32>
 // IR: return
-// RUN: lms-opt %s --lms-host-pipeline -o %t.plain.ll.mlir
-// RUN: lms-opt %t.split.mlir --lms-host-pipeline -o %t.split.ll.mlir
-// RUN: lms-opt %t.split.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.split.json
+// RUN: lms-opt %s --lms-host-pipeline=arena=false -o %t.plain.ll.mlir
+// RUN: lms-opt %t.split.mlir --lms-host-pipeline=arena=false -o %t.split.ll.mlir
+// RUN: lms-opt %t.split.mlir --lms-report-memory="format=json alignment=256 arena=false" -o /dev/null > %t.split.json
 // RUN: env LMS_RUNTIME=emulated mlir-runner %t.plain.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.plain.out
 // RUN: env LMS_RUNTIME=emulated LMS_RUNTIME_STATS=%t.split.stats mlir-runner %t.split.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.split.out
 // RUN: diff %t.plain.out %t.split.out
@@ -58,8 +58,8 @@
 // VOCAB-IR: scf.for {{.*}} -> (tensor<32x4xf32>, tensor<4x64xf32>)
 // VOCAB-IR-NOT: tensor<32x64xf32>
 // VOCAB-IR: return
-// RUN: lms-opt %t.vocab.mlir --lms-host-pipeline -o %t.vocab.ll.mlir
-// RUN: lms-opt %t.vocab.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.vocab.json
+// RUN: lms-opt %t.vocab.mlir --lms-host-pipeline=arena=false -o %t.vocab.ll.mlir
+// RUN: lms-opt %t.vocab.mlir --lms-report-memory="format=json alignment=256 arena=false" -o /dev/null > %t.vocab.json
 // RUN: env LMS_RUNTIME=emulated LMS_RUNTIME_STATS=%t.vocab.stats mlir-runner %t.vocab.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.vocab.out
 // RUN: FileCheck %s --check-prefix=VALUES < %t.vocab.out
 // RUN: %compare_outputs %t.plain.out %t.vocab.out --rtol 1e-4 | FileCheck %s --check-prefix=VOCAB-AGREE
@@ -69,13 +69,13 @@
 // COM: Below the unsplit floor: --lms-plan without splitting says so; by
 // COM: default it splits first (as --lms-split does), then plans the rest:
 // COM: it fits, same values, measured == analysed <= budget.
-// RUN: not lms-opt %s --lms-plan="budget=11000 split=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
+// RUN: not lms-opt %s --lms-plan="budget=11000 split=false arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
 // INFEASIBLE: error: budget {{.*}} (11000 bytes) is below the smallest feasible budget {{.*}} (16644 bytes) of this op
 // COM: The slice count is the device model's: by default it plans two
 // COM: aims, the whole budget (4 slices) and 25% of it (many slices,
 // COM: slower); the refinement then aims the loss head's kind of op
 // COM: at half the budget, slower: the whole budget stays.
-// RUN: lms-opt %s --lms-plan="budget=11000 alignment=256 stats=true" -o %t.plan.mlir 2> %t.plan.log
+// RUN: lms-opt %s --lms-plan="budget=11000 alignment=256 stats=true arena=false" -o %t.plan.mlir 2> %t.plan.log
 // RUN: FileCheck %s --check-prefix=PLANSTATS < %t.plan.log
 // PLANSTATS: lms-plan: @head: split for 100% of the budget: {{[0-9.]+}} us
 // PLANSTATS-NEXT: lms-plan: @head: split for 25% of the budget: {{[0-9.]+}} us
@@ -87,8 +87,8 @@
 // RUN: FileCheck %s --check-prefix=PLANIR < %t.plan.mlir
 // PLANIR-LABEL: func.func @head
 // PLANIR: scf.for
-// RUN: lms-opt %t.plan.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.plan.json
-// RUN: lms-opt %t.plan.mlir --lms-host-pipeline -o %t.plan.ll.mlir
+// RUN: lms-opt %t.plan.mlir --lms-report-memory="format=json alignment=256 arena=false" -o /dev/null > %t.plan.json
+// RUN: lms-opt %t.plan.mlir --lms-host-pipeline=arena=false -o %t.plan.ll.mlir
 // RUN: env LMS_RUNTIME=emulated LMS_DEVICE_BYTES=11000 LMS_RUNTIME_STATS=%t.plan.stats mlir-runner %t.plan.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.plan.out
 // RUN: diff %t.plain.out %t.plan.out
 // RUN: %check_stats %t.plan.stats --max-peak 11000 --analysis %t.plan.json --no-leaks | FileCheck %s --check-prefix=PLANNED
@@ -99,7 +99,7 @@
 // COM: Several aims (split-fraction=0.25,0.5,1): each is split and planned on
 // COM: a copy, the coarsest first, the fastest simulated step wins; the
 // COM: chosen plan runs, fits and computes the same values.
-// RUN: lms-opt %s --lms-plan="budget=11000 alignment=256 stats=true split-fraction=0.25,0.5,1" -o %t.aims.mlir 2> %t.aims.log
+// RUN: lms-opt %s --lms-plan="budget=11000 alignment=256 stats=true split-fraction=0.25,0.5,1 arena=false" -o %t.aims.mlir 2> %t.aims.log
 // RUN: FileCheck %s --check-prefix=AIMS < %t.aims.log
 // AIMS: lms-plan: @head: split for 100% of the budget: {{[0-9.]+}} us
 // AIMS-NEXT: lms-plan: @head: split for 50% of the budget: {{[0-9.]+}} us
@@ -109,8 +109,8 @@
 // AIMS-NEXT: lms-split: @head: 'linalg.generic' at {{.*}}: loop 0 in {{[0-9]+}} slices
 // RUN: %python -c "import re,sys; t=open(sys.argv[1]).read(); a={m[0]: float(m[1]) for m in re.findall(r'split for (\d+)% of the budget: ([\d.]+) us', t)}; c=re.search(r'chosen: split for (\d+)%', t)[1]; assert a[c] == min(a.values()), (a, c); print('fastest chosen')" %t.aims.log | FileCheck %s --check-prefix=FASTEST
 // FASTEST: fastest chosen
-// RUN: lms-opt %t.aims.mlir --lms-report-memory="format=json alignment=256" -o /dev/null > %t.aims.json
-// RUN: lms-opt %t.aims.mlir --lms-host-pipeline -o %t.aims.ll.mlir
+// RUN: lms-opt %t.aims.mlir --lms-report-memory="format=json alignment=256 arena=false" -o /dev/null > %t.aims.json
+// RUN: lms-opt %t.aims.mlir --lms-host-pipeline=arena=false -o %t.aims.ll.mlir
 // RUN: env LMS_RUNTIME=emulated LMS_DEVICE_BYTES=11000 LMS_RUNTIME_STATS=%t.aims.stats mlir-runner %t.aims.ll.mlir -e main -entry-point-result=void -shared-libs=%lms_runtime,%runner_utils,%c_runner_utils | grep -v base@ > %t.aims.out
 // RUN: diff %t.plain.out %t.aims.out
 // RUN: %check_stats %t.aims.stats --max-peak 11000 --analysis %t.aims.json --no-leaks | FileCheck %s --check-prefix=PLANNED

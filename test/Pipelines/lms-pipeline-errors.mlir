@@ -1,6 +1,6 @@
-// RUN: lms-opt %s --lms-pipeline="budget=1KiB strategy=swap" -verify-diagnostics -o /dev/null
-// RUN: lms-opt %s --lms-pipeline="budget=1KiB strategy=remat" -verify-diagnostics -o /dev/null
-// RUN: lms-opt %s --lms-pipeline="budget=1KiB" -verify-diagnostics -o /dev/null
+// RUN: lms-opt %s --lms-pipeline="budget=1KiB strategy=swap arena=false" -verify-diagnostics -o /dev/null
+// RUN: lms-opt %s --lms-pipeline="budget=1KiB strategy=remat arena=false" -verify-diagnostics -o /dev/null
+// RUN: lms-opt %s --lms-pipeline="budget=1KiB arena=false" -verify-diagnostics -o /dev/null
 
 // COM: A budget no plan can meet is the planner's error at the op that
 // COM: needs more, whichever strategy the pipeline runs.

@@ -1,13 +1,13 @@
-// RUN: not lms-opt %s --lms-insert-swaps="budget=32KiB host-budget=2KiB" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SWAP-OVER
-// RUN: lms-opt %s --lms-insert-swaps="budget=32KiB host-budget=2KiB" -verify-diagnostics -o /dev/null
-// RUN: lms-opt %s --lms-insert-swaps="budget=32KiB host-budget=4KiB" | FileCheck %s --check-prefix=SWAP-FITS
-// RUN: not lms-opt %s --lms-host-budget=2KiB --lms-insert-swaps=budget=32KiB -o /dev/null 2>&1 | FileCheck %s --check-prefix=SWAP-OVER
-// RUN: lms-opt %s --lms-host-budget=2KiB --lms-insert-swaps="budget=32KiB host-budget=1MiB" | FileCheck %s --check-prefix=SWAP-FITS
-// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false host-budget=2KiB" | FileCheck %s --check-prefix=PLAN
-// RUN: not lms-opt %s --lms-plan="budget=32KiB schedule=false split=false strategy=swap host-budget=2KiB" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SWAP-OVER
-// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false strategy=swap host-budget=2KiB" | FileCheck %s --check-prefix=PLAN-SPLIT
-// RUN: not lms-opt %s --lms-insert-swaps="budget=32KiB host-budget=50%" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PERCENT
-// RUN: not lms-opt %s --lms-insert-swaps="budget=32KiB host-budget=lots" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MALFORMED
+// RUN: not lms-opt %s --lms-insert-swaps="budget=32KiB host-budget=2KiB arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SWAP-OVER
+// RUN: lms-opt %s --lms-insert-swaps="budget=32KiB host-budget=2KiB arena=false" -verify-diagnostics -o /dev/null
+// RUN: lms-opt %s --lms-insert-swaps="budget=32KiB host-budget=4KiB arena=false" | FileCheck %s --check-prefix=SWAP-FITS
+// RUN: not lms-opt %s --lms-host-budget=2KiB --lms-insert-swaps="budget=32KiB arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SWAP-OVER
+// RUN: lms-opt %s --lms-host-budget=2KiB --lms-insert-swaps="budget=32KiB host-budget=1MiB arena=false" | FileCheck %s --check-prefix=SWAP-FITS
+// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false host-budget=2KiB arena=false" | FileCheck %s --check-prefix=PLAN
+// RUN: not lms-opt %s --lms-plan="budget=32KiB schedule=false split=false strategy=swap host-budget=2KiB arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SWAP-OVER
+// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false strategy=swap host-budget=2KiB arena=false" | FileCheck %s --check-prefix=PLAN-SPLIT
+// RUN: not lms-opt %s --lms-insert-swaps="budget=32KiB host-budget=50% arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PERCENT
+// RUN: not lms-opt %s --lms-insert-swaps="budget=32KiB host-budget=lots arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MALFORMED
 
 // COM: Host memory is a budget too. Fitting @f into 32 KiB by offloading
 // COM: keeps %a (4 KiB) in host memory: over a host budget of 2 KiB that is

@@ -1,7 +1,7 @@
-// RUN: lms-opt %s -lms-insert-swaps -split-input-file -allow-unregistered-dialect -verify-diagnostics -o /dev/null
-// RUN: echo 'func.func @f() { return }' | not lms-opt -lms-insert-swaps=planner=magic -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLANNER
-// RUN: echo 'func.func @f() { return }' | not lms-opt -lms-insert-swaps --lms-budget="12 potatoes" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUDGET
-// RUN: echo 'func.func @f() { return }' | not lms-opt -lms-insert-swaps=device=tpu -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEVICE
+// RUN: lms-opt %s -lms-insert-swaps=arena=false -split-input-file -allow-unregistered-dialect -verify-diagnostics -o /dev/null
+// RUN: echo 'func.func @f() { return }' | not lms-opt -lms-insert-swaps="planner=magic arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLANNER
+// RUN: echo 'func.func @f() { return }' | not lms-opt -lms-insert-swaps=arena=false --lms-budget="12 potatoes" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUDGET
+// RUN: echo 'func.func @f() { return }' | not lms-opt -lms-insert-swaps="device=tpu arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEVICE
 
 // PLANNER: for the --planner option: Cannot find option named 'magic'!
 // BUDGET: error: invalid budget: invalid size '12 potatoes': unknown unit 'potatoes'
@@ -49,5 +49,5 @@ func.func @dynamic(%a: tensor<?xf32>) -> tensor<?xf32> attributes {lms.budget = 
 // -----
 
 // COM: Regression: an empty --lms-budget= silently meant "no budget".
-// RUN: echo 'func.func @f() { return }' | not lms-opt --lms-budget= --lms-insert-swaps 2>&1 | FileCheck %s --check-prefix=EMPTY
+// RUN: echo 'func.func @f() { return }' | not lms-opt --lms-budget= --lms-insert-swaps=arena=false 2>&1 | FileCheck %s --check-prefix=EMPTY
 // EMPTY: --lms-budget= needs a size (bytes with a unit, or a percentage such as 60%)

@@ -1,7 +1,7 @@
-// RUN: lms-opt %s --lms-insert-swaps -allow-unregistered-dialect | FileCheck %s
-// RUN: lms-opt %s --lms-insert-swaps=stats=true -allow-unregistered-dialect -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
-// RUN: lms-opt %s --lms-insert-swaps -allow-unregistered-dialect | lms-opt --lms-report-memory -allow-unregistered-dialect -o /dev/null | FileCheck %s --check-prefix=REPORT
-// RUN: lms-opt %s --lms-insert-swaps -allow-unregistered-dialect | lms-opt -lms-strip -allow-unregistered-dialect > %t.stripped.mlir
+// RUN: lms-opt %s --lms-insert-swaps=arena=false -allow-unregistered-dialect | FileCheck %s
+// RUN: lms-opt %s --lms-insert-swaps="stats=true arena=false" -allow-unregistered-dialect -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: lms-opt %s --lms-insert-swaps=arena=false -allow-unregistered-dialect | lms-opt --lms-report-memory=arena=false -allow-unregistered-dialect -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: lms-opt %s --lms-insert-swaps=arena=false -allow-unregistered-dialect | lms-opt -lms-strip -allow-unregistered-dialect > %t.stripped.mlir
 // RUN: lms-opt %s -allow-unregistered-dialect > %t.original.mlir
 // RUN: diff %t.original.mlir %t.stripped.mlir
 

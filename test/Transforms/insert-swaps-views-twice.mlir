@@ -1,5 +1,5 @@
-// RUN: lms-opt %s -lms-insert-swaps -allow-unregistered-dialect | FileCheck %s
-// RUN: lms-opt %s -lms-insert-swaps -allow-unregistered-dialect | lms-opt -lms-strip -allow-unregistered-dialect > %t.stripped.mlir
+// RUN: lms-opt %s -lms-insert-swaps=arena=false -allow-unregistered-dialect | FileCheck %s
+// RUN: lms-opt %s -lms-insert-swaps=arena=false -allow-unregistered-dialect | lms-opt -lms-strip -allow-unregistered-dialect > %t.stripped.mlir
 // RUN: lms-opt %s -allow-unregistered-dialect > %t.original.mlir
 // RUN: diff %t.original.mlir %t.stripped.mlir
 

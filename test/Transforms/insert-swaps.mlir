@@ -1,4 +1,4 @@
-// RUN: lms-opt %s -lms-insert-swaps -split-input-file -allow-unregistered-dialect | FileCheck %s
+// RUN: lms-opt %s -lms-insert-swaps=arena=false -split-input-file -allow-unregistered-dialect | FileCheck %s
 
 // COM: A device where each op below takes 1 s (lms.cost) and a 10-byte tensor
 // COM: takes 1 s to copy either way.

@@ -1,17 +1,17 @@
-// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false" | FileCheck %s
-// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false stats=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
-// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false strategy=swap" | FileCheck %s --check-prefix=SWAP
-// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false strategy=swap" --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=FITS
-// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false" --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=FITS
-// RUN: lms-opt %s --lms-plan="budget=32KiB" | FileCheck %s --check-prefix=SCHEDULED
-// RUN: lms-opt %s --lms-plan="budget=32KiB stats=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCHEDULED-STATS
-// RUN: lms-opt %s --lms-plan="budget=32KiB" --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=FITS
-// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false strategy=joint stats=true" 2>&1 | FileCheck %s --check-prefix=JOINT
-// RUN: not lms-opt %s --lms-plan="budget=32KiB strategy=magic" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: not lms-opt %s --lms-plan="budget=32KiB split-fraction=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FRACTION
-// RUN: not lms-opt %s --lms-plan="budget=32KiB split-fraction=1.5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FRACTION
-// RUN: not lms-opt %s --lms-plan="budget=32KiB split-fraction=0.5,2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FRACTION
-// RUN: not lms-opt %s --lms-plan="budget=20KiB" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOO-SMALL
+// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false arena=false" | FileCheck %s
+// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false stats=true arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false strategy=swap arena=false" | FileCheck %s --check-prefix=SWAP
+// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false strategy=swap arena=false" --lms-report-memory=arena=false -o /dev/null | FileCheck %s --check-prefix=FITS
+// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false arena=false" --lms-report-memory=arena=false -o /dev/null | FileCheck %s --check-prefix=FITS
+// RUN: lms-opt %s --lms-plan="budget=32KiB arena=false" | FileCheck %s --check-prefix=SCHEDULED
+// RUN: lms-opt %s --lms-plan="budget=32KiB stats=true arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCHEDULED-STATS
+// RUN: lms-opt %s --lms-plan="budget=32KiB arena=false" --lms-report-memory=arena=false -o /dev/null | FileCheck %s --check-prefix=FITS
+// RUN: lms-opt %s --lms-plan="budget=32KiB schedule=false strategy=joint stats=true arena=false" 2>&1 | FileCheck %s --check-prefix=JOINT
+// RUN: not lms-opt %s --lms-plan="budget=32KiB strategy=magic arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not lms-opt %s --lms-plan="budget=32KiB split-fraction=0 arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FRACTION
+// RUN: not lms-opt %s --lms-plan="budget=32KiB split-fraction=1.5 arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FRACTION
+// RUN: not lms-opt %s --lms-plan="budget=32KiB split-fraction=0.5,2 arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FRACTION
+// RUN: not lms-opt %s --lms-plan="budget=20KiB arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOO-SMALL
 
 // COM: The value %a (4 KiB) waits across the 16 KiB %b. Copying it to the
 // COM: host and back costs two copies the short step cannot hide; filling it

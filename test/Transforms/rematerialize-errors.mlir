@@ -1,9 +1,9 @@
-// RUN: lms-opt %s -lms-rematerialize -split-input-file -allow-unregistered-dialect -verify-diagnostics -o /dev/null
-// RUN: echo 'func.func @f() { return }' | not lms-opt -lms-rematerialize=planner=magic -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLANNER
-// RUN: echo 'func.func @f() { return }' | not lms-opt -lms-rematerialize=time-limit=-3 -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIME
-// RUN: echo 'func.func @f() { return }' | not lms-opt -lms-rematerialize --lms-budget="12 potatoes" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUDGET
+// RUN: lms-opt %s -lms-rematerialize=arena=false -split-input-file -allow-unregistered-dialect -verify-diagnostics -o /dev/null
+// RUN: echo 'func.func @f() { return }' | not lms-opt -lms-rematerialize="planner=magic arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLANNER
+// RUN: echo 'func.func @f() { return }' | not lms-opt -lms-rematerialize="time-limit=-3 arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIME
+// RUN: echo 'func.func @f() { return }' | not lms-opt -lms-rematerialize=arena=false --lms-budget="12 potatoes" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUDGET
 
-// RUN: echo 'func.func @f() { return }' | not lms-opt -lms-rematerialize=planner=checkpoint-all -o /dev/null 2>&1 | FileCheck %s --check-prefix=CKPT
+// RUN: echo 'func.func @f() { return }' | not lms-opt -lms-rematerialize="planner=checkpoint-all arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CKPT
 // RUN: lms-opt --help | FileCheck %s --check-prefix=HELP
 
 // COM: The planners are an enum option: the option parser refuses a name

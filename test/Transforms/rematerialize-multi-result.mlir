@@ -1,7 +1,7 @@
-// RUN: lms-opt %s --lms-rematerialize="budget=40KiB" | FileCheck %s
-// RUN: lms-opt %s --lms-rematerialize="budget=40KiB" | lms-opt --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=PEAK
-// RUN: lms-opt %s --lms-rematerialize="budget=40KiB" | lms-opt --lms-strip > %t.stripped.mlir
-// RUN: lms-opt %s --lms-rematerialize="budget=40KiB stats=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: lms-opt %s --lms-rematerialize="budget=40KiB arena=false" | FileCheck %s
+// RUN: lms-opt %s --lms-rematerialize="budget=40KiB arena=false" | lms-opt --lms-report-memory=arena=false -o /dev/null | FileCheck %s --check-prefix=PEAK
+// RUN: lms-opt %s --lms-rematerialize="budget=40KiB arena=false" | lms-opt --lms-strip > %t.stripped.mlir
+// RUN: lms-opt %s --lms-rematerialize="budget=40KiB stats=true arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
 // RUN: lms-opt %s > %t.original.mlir
 // RUN: diff %t.original.mlir %t.stripped.mlir
 

@@ -1,6 +1,6 @@
-// RUN: lms-opt %s --lms-rematerialize="budget=32KiB" | FileCheck %s
-// RUN: lms-opt %s --lms-rematerialize="budget=32KiB" --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=PEAK
-// RUN: lms-opt %s --lms-rematerialize="budget=32KiB" | lms-opt --lms-strip > %t.stripped.mlir
+// RUN: lms-opt %s --lms-rematerialize="budget=32KiB arena=false" | FileCheck %s
+// RUN: lms-opt %s --lms-rematerialize="budget=32KiB arena=false" --lms-report-memory=arena=false -o /dev/null | FileCheck %s --check-prefix=PEAK
+// RUN: lms-opt %s --lms-rematerialize="budget=32KiB arena=false" | lms-opt --lms-strip > %t.stripped.mlir
 // RUN: lms-opt %s > %t.original.mlir
 // RUN: diff %t.original.mlir %t.stripped.mlir
 

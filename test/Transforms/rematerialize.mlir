@@ -1,7 +1,7 @@
-// RUN: lms-opt %s -split-input-file --lms-rematerialize="budget=32KiB" | FileCheck %s
-// RUN: lms-opt %s -split-input-file --lms-rematerialize="budget=32KiB" --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=PEAK
-// RUN: lms-opt %s -split-input-file --lms-rematerialize="budget=32KiB stats=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
-// RUN: lms-opt %s -split-input-file --lms-rematerialize="budget=32KiB" | lms-opt -split-input-file --lms-strip > %t.stripped.mlir
+// RUN: lms-opt %s -split-input-file --lms-rematerialize="budget=32KiB arena=false" | FileCheck %s
+// RUN: lms-opt %s -split-input-file --lms-rematerialize="budget=32KiB arena=false" --lms-report-memory=arena=false -o /dev/null | FileCheck %s --check-prefix=PEAK
+// RUN: lms-opt %s -split-input-file --lms-rematerialize="budget=32KiB stats=true arena=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: lms-opt %s -split-input-file --lms-rematerialize="budget=32KiB arena=false" | lms-opt -split-input-file --lms-strip > %t.stripped.mlir
 // RUN: lms-opt %s -split-input-file > %t.original.mlir
 // RUN: diff %t.original.mlir %t.stripped.mlir
 

@@ -11,13 +11,16 @@
 // COM: says so), so no op needs a fourth buffer and the arguments at entry
 // COM: (3 MiB) set the smallest feasible budget.
 
-// TEXT: @two_layers: peak 4.00 MiB (4194304 bytes) at op 0 'tensor.empty' ({{.*}}report-memory.mlir:[[# @LINE + 66]]:8)
+// TEXT: @two_layers: peak 4.00 MiB (4194304 bytes) at op 0 'tensor.empty' ({{.*}}report-memory.mlir:[[# @LINE + 69]]:8)
 // TEXT-NEXT: live at the peak (largest 4 of 4):
-// TEXT-NEXT: 1.00 MiB  %arg0  tensor<512x512xf32> ({{.*}}report-memory.mlir:[[# @LINE + 63]]:
+// TEXT-NEXT: 1.00 MiB  %arg0  tensor<512x512xf32> ({{.*}}report-memory.mlir:[[# @LINE + 66]]:
 // TEXT: host memory peak: 0 B (v100-16g host memory: 59.6 GiB)
 // COM: The five buffers pack without a hole: the arena is the live peak.
 // TEXT-NEXT: arena: 4.00 MiB (4194304 bytes) for a live peak of 4.00 MiB: ratio 1.0000, fragmentation 0.00% (5 buffers, {{.*}})
 // TEXT-NEXT: smallest feasible budget: 3.00 MiB (3145728 bytes, the arguments at entry)
+// COM: With the arena the arguments stay beside it to the end (they are
+// COM: allocations of their own): at op 0 they and the new buffer need 4 MiB.
+// TEXT-NEXT: smallest feasible budget with the arena: 4.00 MiB (4194304 bytes, op 0 'tensor.empty')
 // TEXT-NEXT: estimated time on v100-16g: {{.*}} over 6 ops (compute {{.*}})
 // TEXT-LABEL: @unknown_ops: peak 112 B (112 bytes) at op 0 'mhlo.thing'
 

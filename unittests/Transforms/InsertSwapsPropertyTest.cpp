@@ -258,8 +258,12 @@ TEST(InsertSwapsProperty, RandomProgramsFitVerifyAndStrip) {
     // is left at their call sites).
     func->setAttr(mlir::lms::LMSDialect::getBudgetAttrName(),
                   IntegerAttr::get(IntegerType::get(&context, 64), budget));
+    // Budgets drawn between the live bytes' smallest feasible peak and the
+    // peak: planned on live bytes (arena=false).
     PassManager pm(&context);
-    pm.addPass(mlir::lms::createLMSInsertSwaps());
+    mlir::lms::LMSInsertSwapsOptions passOptions;
+    passOptions.arena = false;
+    pm.addPass(mlir::lms::createLMSInsertSwaps(passOptions));
     ASSERT_TRUE(succeeded(pm.run(*module)))
         << "trial " << trial << ": budget " << budget << " in [" << smallest
         << ", " << peak << "]\n"

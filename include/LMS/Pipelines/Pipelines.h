@@ -44,7 +44,7 @@ struct LMSHostPipelineOptions
                      "results in slots of its caller's arena where "
                      "--lms-mark-arena-slots marks them), and make the "
                      "budget bound that arena when planning"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
 };
 
 struct LMSGPUPipelineOptions
@@ -64,7 +64,7 @@ struct LMSGPUPipelineOptions
                      "results in slots of its caller's arena where "
                      "--lms-mark-arena-slots marks them), and make the "
                      "budget bound that arena when planning"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> chip{*this, "chip",
                                         llvm::cl::desc("GPU architecture"),
                                         llvm::cl::init("sm_90")};
@@ -146,7 +146,7 @@ struct LMSPipelineOptions : public PassPipelineOptions<LMSPipelineOptions> {
                      "placed in (at an offset), not only the live bytes; "
                      "with a lowering, each function's buffers are carved "
                      "out of one arena (--lms-carve-arena)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU architecture (lower=gpu)"),
       llvm::cl::init("sm_90")};

@@ -34,7 +34,7 @@ defvar LMSHostBudgetOption =
          "over --lms-host-budget; default: the device preset's host "
          "memory">;
 defvar LMSArenaOption =
-  Option<"arena", "arena", "bool", "false",
+  Option<"arena", "arena", "bool", "true",
          "The budget bounds the arena every buffer is placed in (at an "
          "offset, as the arena lowering carves them), not only the sum of "
          "live bytes: plans are made again for less until it fits">;
@@ -200,6 +200,10 @@ def LMSReportMemory : Pass<"lms-report-memory", "ModuleOp"> {
            "of the peak); a function's 'lms.budget' attribute wins">,
     Option<"top", "top", "unsigned", "10",
            "How many of the largest live values at the peak to list">,
+    Option<"arena", "arena", "bool", "true",
+           "The budget's verdict is on the device memory as the arena "
+           "lowering allocates it (as planning with arena=true bounds it); "
+           "false: on the live bytes, with the arena's need noted">,
     LMSAlignmentOption,
     LMSDynamicBytesOption,
     LMSKeepArgumentsOption,
