@@ -222,6 +222,10 @@ struct LMSReportMemoryPass
         makeCallSummaryCache(ModuleAccess::ReadOnly);
     GraphOptions arenaOptions = *options;
     arenaOptions.arena = true;
+    // One arena model per function, shared by the measure and the
+    // allocations of their own (a deep chain of calls is modelled once).
+    arenaOptions.arenaModels = makeArenaModelCache();
+    ownOptions = &arenaOptions;
     BudgetedBytes measure(arenaOptions);
     arenaMeasure = &measure;
     std::vector<FunctionReport> reports;
@@ -236,6 +240,7 @@ struct LMSReportMemoryPass
       reports.push_back(std::move(report));
     }
     arenaMeasure = nullptr;
+    ownOptions = nullptr;
     if (failedAny)
       return signalPassFailure();
 
@@ -301,9 +306,7 @@ struct LMSReportMemoryPass
     // and buffers that cross calls are allocations of their own beside the
     // arena at their peak (as --lms-insert-swaps plans with arena=true).
     {
-      GraphOptions ownOptions = options;
-      ownOptions.arena = true;
-      OwnAllocations allocations = ownAllocations(*report.graph, ownOptions);
+      OwnAllocations allocations = ownAllocations(*report.graph, *ownOptions);
       ::lms::Graph reserved = ::lms::reserveOwnAllocations(
           g, allocations.own, allocations.peakBytes, allocations.callFrames);
       ::lms::SwapOptions arenaSwapOptions;
@@ -691,6 +694,8 @@ struct LMSReportMemoryPass
   /// The arena lowering's need, with the callees' models shared (set
   /// while runOnOperation runs).
   BudgetedBytes *arenaMeasure = nullptr;
+  /// The options of that measure (arena=true, its model cache).
+  const GraphOptions *ownOptions = nullptr;
   ModuleGraphAnalysis *graphs = nullptr;
   ::lms::DeviceSpec deviceSpec;
   /// Ops of the module (not lms ops) to their copies in the stripped module.
