@@ -126,6 +126,29 @@ static Value viewRoot(Value value) {
   return value;
 }
 
+/// Whether the buffer a call gets for `operand` once bufferized is a view:
+/// the operand is one, or a result written in place (into the same buffer)
+/// through destination-passing ops into one. The call's memref operand is
+/// then the view, which the memref-level rule lends (a linalg op written
+/// into a collapse of an expand of an allocation is passed as the
+/// collapse), so the tensor-level rule must lend it too.
+static bool passesThroughView(const FunctionGraph &fg, Value operand) {
+  std::optional<TensorIndex> buffer = fg.lookupBuffer(operand);
+  Value value = operand;
+  // Each step goes one op back in the block: the chain is finite.
+  while (true) {
+    if (isViewValue(value))
+      return true;
+    auto result = dyn_cast<OpResult>(value);
+    auto dps = result ? dyn_cast<DestinationStyleOpInterface>(result.getOwner())
+                      : DestinationStyleOpInterface();
+    OpOperand *init = dps ? dps.getTiedOpOperand(result) : nullptr;
+    if (!init || !buffer || fg.lookupBuffer(init->get()) != buffer)
+      return false;
+    value = init->get();
+  }
+}
+
 /// Whether `value` is the device copy of a resident constant, which its
 /// function frees at its end (never given to a callee).
 static bool isResidentCopy(Value value) {
@@ -975,12 +998,12 @@ LogicalResult BlockTranslator::translateCall(CallOpInterface call,
     // The rule of FunctionGraph::borrowedCallOperands, on the graph built
     // so far (later aliases only extend the buffer's last use through uses
     // after the call, already counted).
-    bool owned = t && !isViewValue(operand) && !isResidentCopy(operand) &&
-                 !(regionMode && isa<BlockArgument>(operand)) &&
-                 !graph.tensor(*t).liveOut &&
-                 aliases.lastUseOfBuffer(*t) <= index &&
-                 graph.tensor(*t).space == MemorySpace::Device &&
-                 llvm::count(call->getOperands(), operand) == 1;
+    bool owned =
+        t && !passesThroughView(fg, operand) && !isResidentCopy(operand) &&
+        !(regionMode && isa<BlockArgument>(operand)) &&
+        !graph.tensor(*t).liveOut && aliases.lastUseOfBuffer(*t) <= index &&
+        graph.tensor(*t).space == MemorySpace::Device &&
+        llvm::count(call->getOperands(), operand) == 1;
     borrowedOperands.push_back(!owned);
   }
   FailureOr<CalleeSummary> summary =
@@ -1203,7 +1226,8 @@ FunctionGraph::borrowedCallOperands(CallOpInterface call) const {
   for (Value operand : call->getOperands()) {
     std::optional<TensorIndex> t = lookupBuffer(operand);
     bool owned = !external && index && top == call.getOperation() && t &&
-                 !isViewValue(operand) && !isResidentCopy(operand) &&
+                 !passesThroughView(*this, operand) &&
+                 !isResidentCopy(operand) &&
                  !(!functionBody && isa<BlockArgument>(operand)) &&
                  !graph.tensor(*t).liveOut &&
                  graph.tensor(*t).space == MemorySpace::Device &&
