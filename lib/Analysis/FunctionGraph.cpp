@@ -156,6 +156,23 @@ static bool isResidentCopy(Value value) {
   return def && def->hasAttr(kResidentConstantsAttr);
 }
 
+/// Whether a call may give the buffer `t` of `fg` that it gets as
+/// `operand` to its callee, which then owns it and frees it after its last
+/// use there: the call is the buffer's last use (`lastUse`), the operand is
+/// the buffer itself (not a view, nor written in place into one), passed
+/// once, on the device, not live out, not a resident constant's copy, and
+/// not a block argument of a nested region (`nested`), which the function
+/// does not own. The one rule of translateCall and borrowedCallOperands.
+static bool mayGiveToCallee(const FunctionGraph &fg, CallOpInterface call,
+                            Value operand, TensorIndex t, bool lastUse,
+                            bool nested) {
+  const ::lms::Tensor &tensor = fg.getGraph().tensor(t);
+  return lastUse && !passesThroughView(fg, operand) &&
+         !isResidentCopy(operand) && !(nested && isa<BlockArgument>(operand)) &&
+         !tensor.liveOut && tensor.space == MemorySpace::Device &&
+         llvm::count(call->getOperands(), operand) == 1;
+}
+
 /// Whether the function that `arg` belongs to borrows it: as `borrowed` says
 /// for a callee analysed at a call site, or as its arg_attrs say
 /// (`lms.borrowed`, set on the copies --lms-deallocate makes of callees).
@@ -999,11 +1016,8 @@ LogicalResult BlockTranslator::translateCall(CallOpInterface call,
     // so far (later aliases only extend the buffer's last use through uses
     // after the call, already counted).
     bool owned =
-        t && !passesThroughView(fg, operand) && !isResidentCopy(operand) &&
-        !(regionMode && isa<BlockArgument>(operand)) &&
-        !graph.tensor(*t).liveOut && aliases.lastUseOfBuffer(*t) <= index &&
-        graph.tensor(*t).space == MemorySpace::Device &&
-        llvm::count(call->getOperands(), operand) == 1;
+        t && mayGiveToCallee(fg, call, operand, *t,
+                             aliases.lastUseOfBuffer(*t) <= index, regionMode);
     borrowedOperands.push_back(!owned);
   }
   FailureOr<CalleeSummary> summary =
@@ -1226,13 +1240,8 @@ FunctionGraph::borrowedCallOperands(CallOpInterface call) const {
   for (Value operand : call->getOperands()) {
     std::optional<TensorIndex> t = lookupBuffer(operand);
     bool owned = !external && index && top == call.getOperation() && t &&
-                 !passesThroughView(*this, operand) &&
-                 !isResidentCopy(operand) &&
-                 !(!functionBody && isa<BlockArgument>(operand)) &&
-                 !graph.tensor(*t).liveOut &&
-                 graph.tensor(*t).space == MemorySpace::Device &&
-                 graph.lastUse(*t) == *index &&
-                 llvm::count(call->getOperands(), operand) == 1;
+                 mayGiveToCallee(*this, call, operand, *t,
+                                 graph.lastUse(*t) == *index, !functionBody);
     borrowed.push_back(!owned);
   }
   return borrowed;

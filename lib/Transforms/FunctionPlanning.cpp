@@ -757,28 +757,18 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
     // can use, and the arena must leave room for their peak all along. The
     // plan is made on a graph that says so (reserveOwnAllocations).
     const ::lms::Graph *planned = &graph->getGraph();
-    std::optional<::lms::Graph> reserved;
-    std::vector<uint8_t> own;
+    std::optional<ArenaSwapGraph> reserved;
     uint64_t ownPeak = 0;
     if (reserveOwn) {
-      OwnAllocations allocations = ownAllocations(*graph, graphOptions);
-      reserved = ::lms::reserveOwnAllocations(
-          graph->getGraph(), allocations.own, allocations.peakBytes,
-          allocations.callFrames);
-      own = std::move(allocations.own);
-      ownPeak = allocations.peakBytes;
-      planned = &*reserved;
+      reserved = arenaSwapGraph(*graph, graphOptions);
+      ownPeak = reserved->allocations.peakBytes;
+      planned = &reserved->graph;
     }
     ::lms::SwapOptions options = swapOptionsOf(knobs, candidates);
     if (knobs.planner == ::lms::SwapMethod::SaveOnCpu)
       options.backwardOps = backwardOpsOfLoss(func, *graph, *planned, true);
     if (reserved)
-      options.valueAfterGap = [&](::lms::TensorIndex t, ::lms::OpIndex a,
-                                  ::lms::OpIndex b) {
-        if (static_cast<size_t>(t) >= own.size() || own[t])
-          return -1;
-        return candidates.valueAfterGap(t, a, b);
-      };
+      options.valueAfterGap = reserved->valueAfterGap(candidates);
 
     ::lms::Infeasible infeasible;
     StringRef planner = ::lms::swapMethodName(knobs.planner);

@@ -6,6 +6,7 @@
 #include "LMS/Analysis/CostModel.h"
 #include "LMS/Analysis/DeviceModel.h"
 #include "LMS/Analysis/Options.h"
+#include "LMS/Analysis/SwapCandidates.h"
 #include "LMS/Dialect/LMS/IR/LMSOps.h"
 #include "LMS/Graph/Memory.h"
 #include "LMS/Graph/Remat.h"
@@ -620,6 +621,25 @@ OwnAllocations mlir::lms::ownAllocations(const FunctionGraph &graph,
   ArenaModel::Result result = model.of(graph);
   return OwnAllocations{std::move(result.own), result.need.ownPeakBytes,
                         std::move(result.callFrames)};
+}
+
+ArenaSwapGraph mlir::lms::arenaSwapGraph(const FunctionGraph &graph,
+                                         const GraphOptions &options) {
+  OwnAllocations allocations = ownAllocations(graph, options);
+  ::lms::Graph reserved = ::lms::reserveOwnAllocations(
+      graph.getGraph(), allocations.own, allocations.peakBytes,
+      allocations.callFrames);
+  return ArenaSwapGraph{std::move(reserved), std::move(allocations)};
+}
+
+std::function<int(::lms::TensorIndex, ::lms::OpIndex, ::lms::OpIndex)>
+ArenaSwapGraph::valueAfterGap(const SwapCandidates &candidates) const {
+  return [own = allocations.own, &candidates](
+             ::lms::TensorIndex t, ::lms::OpIndex a, ::lms::OpIndex b) {
+    if (static_cast<size_t>(t) >= own.size() || own[t])
+      return -1;
+    return candidates.valueAfterGap(t, a, b);
+  };
 }
 
 ArenaSlots mlir::lms::arenaSlots(const FunctionGraph &graph,

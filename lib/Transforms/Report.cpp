@@ -306,19 +306,11 @@ struct LMSReportMemoryPass
     // and buffers that cross calls are allocations of their own beside the
     // arena at their peak (as --lms-insert-swaps plans with arena=true).
     {
-      OwnAllocations allocations = ownAllocations(*report.graph, *ownOptions);
-      ::lms::Graph reserved = ::lms::reserveOwnAllocations(
-          g, allocations.own, allocations.peakBytes, allocations.callFrames);
+      ArenaSwapGraph arena = arenaSwapGraph(*report.graph, *ownOptions);
       ::lms::SwapOptions arenaSwapOptions;
-      arenaSwapOptions.valueAfterGap = [&](TensorIndex t, OpIndex a,
-                                           OpIndex b) {
-        if (static_cast<size_t>(t) >= allocations.own.size() ||
-            allocations.own[t])
-          return -1;
-        return candidates.valueAfterGap(t, a, b);
-      };
+      arenaSwapOptions.valueAfterGap = arena.valueAfterGap(candidates);
       std::tie(report.arenaMinFeasibleBytes, report.arenaMinFeasibleOp) =
-          ::lms::smallestSwapPeak(reserved, arenaSwapOptions);
+          ::lms::smallestSwapPeak(arena.graph, arenaSwapOptions);
     }
     report.timeline = ::lms::simulate(g, deviceSpec);
     for (const ::lms::Op &op : g.getOps()) {

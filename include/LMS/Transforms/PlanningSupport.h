@@ -86,6 +86,26 @@ struct OwnAllocations {
 OwnAllocations ownAllocations(const FunctionGraph &graph,
                               const GraphOptions &options);
 
+class SwapCandidates;
+
+/// The graph offloading plans against with an arena: `graph`'s, with the
+/// allocations of their own held at their peak beside the arena from entry
+/// (::lms::reserveOwnAllocations), since offloading one of them frees
+/// nothing the arena can use. --lms-insert-swaps plans on it with
+/// arena=true and --lms-report-memory takes its smallest feasible budget
+/// with the arena from it, so the two bounds are one.
+struct ArenaSwapGraph {
+  ::lms::Graph graph;
+  OwnAllocations allocations;
+  /// candidates.valueAfterGap for the tensors the arena holds, -1 (nothing
+  /// to offload) for the allocations of their own. Keeps its own copy of
+  /// the marks: valid while `candidates` lives.
+  std::function<int(::lms::TensorIndex, ::lms::OpIndex, ::lms::OpIndex)>
+  valueAfterGap(const SwapCandidates &candidates) const;
+};
+ArenaSwapGraph arenaSwapGraph(const FunctionGraph &graph,
+                              const GraphOptions &options);
+
 /// Per result of `graph`'s function: whether its buffer is one the function
 /// allocates itself to return it, which the function's frame variant takes
 /// from a slot of its caller's arena instead of allocating it
