@@ -34,7 +34,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 
 #ifdef LMS_HAVE_CBC
 #include "CbcEventHandler.hpp"
@@ -280,18 +279,6 @@ static void stagesOfPlan(const Graph &graph, const Plan &plan,
 
 namespace {
 
-/// The part of the MILP a window of the polish solves: stages [first,
-/// last) over the ops with `member` set (all ops when empty); the others
-/// are neither computed nor resident there. Where first > 0 the ops
-/// resident at its start are `keepIn`, fixed, and where last < n those kept
-/// into stage `last` are `keepOut`, fixed: the stages outside the window
-/// stay as they are.
-struct MilpWindow {
-  int first = 0, last = -1;
-  std::vector<uint8_t> member;
-  std::vector<uint8_t> keepIn, keepOut;
-};
-
 /// Checkmate's MILP for one graph and budget (the formulation in the file
 /// comment): its columns and rows as CBC loads them, and the column of each
 /// R[t][i] and S[t][i].
@@ -306,7 +293,7 @@ struct CheckmateMilp {
 
   CheckmateMilp(const std::vector<Unit> &units,
                 const std::vector<int64_t> &argumentBytes, uint64_t budget,
-                double scale, const MilpWindow &window = MilpWindow());
+                double scale);
 
   int addCol(double lo, double hi, double obj, bool isInt, std::string name) {
     colLower.push_back(lo);
@@ -358,92 +345,54 @@ struct CbcOutcome {
 
 CheckmateMilp::CheckmateMilp(const std::vector<Unit> &units,
                              const std::vector<int64_t> &argumentBytes,
-                             uint64_t budget, double scale,
-                             const MilpWindow &window) {
+                             uint64_t budget, double scale) {
   int n = static_cast<int>(units.size());
-  int first = window.first;
-  int last = window.last < 0 ? n : window.last;
-  auto member = [&](int i) {
-    return window.member.empty() || window.member[i];
-  };
   R.resize(n);
   S.resize(n);
   U.resize(n);
-  for (int t = first; t < last; ++t) {
+  for (int t = 0; t < n; ++t) {
     R[t].assign(t + 1, -1);
     S[t].assign(t, -1);
     U[t].assign(t + 1, -1);
     for (int i = 0; i <= t; ++i) {
-      if (!member(i))
-        continue;
       bool allowed =
           i == t || (units[i].recomputable && t <= units[i].lastRecompute);
       R[t][i] =
           addCol(i == t ? 1 : 0, allowed ? 1 : 0, units[i].cost * scale, true,
                  "R_" + std::to_string(t) + "_" + std::to_string(i));
     }
-    for (int i = 0; i < t; ++i) {
-      if (!member(i))
-        continue;
-      double lo = units[i].pinned ? 1 : 0, hi = 1;
-      if (t == first && !window.keepIn.empty())
-        lo = hi = window.keepIn[i];
-      S[t][i] = addCol(lo, hi, 0, true,
+    for (int i = 0; i < t; ++i)
+      S[t][i] = addCol(units[i].pinned ? 1 : 0, 1, 0, true,
                        "S_" + std::to_string(t) + "_" + std::to_string(i));
-    }
     for (int k = 0; k <= t; ++k)
-      if (member(k))
-        U[t][k] = addCol(0, 1, 0, false,
-                         "U_" + std::to_string(t) + "_" + std::to_string(k));
-  }
-  // The ops kept into the stage after the window, fixed.
-  if (last < n && !window.keepOut.empty()) {
-    S[last].assign(last, -1);
-    for (int i = 0; i < last; ++i)
-      if (member(i))
-        S[last][i] =
-            addCol(window.keepOut[i], window.keepOut[i], 0, true,
-                   "S_" + std::to_string(last) + "_" + std::to_string(i));
+      U[t][k] = addCol(0, 1, 0, false,
+                       "U_" + std::to_string(t) + "_" + std::to_string(k));
   }
   const double inf = COIN_DBL_MAX;
   auto scaled = [&](auto bytes) {
     return static_cast<double>(bytes) / static_cast<double>(budget);
   };
-  for (int t = first; t < last; ++t) {
-    bool next = t + 1 < n && !S[t + 1].empty();
+  for (int t = 0; t < n; ++t) {
     // Kept only if there.
-    if (next)
+    if (t + 1 < n)
       for (int i = 0; i <= t; ++i) {
-        if (!member(i))
-          continue;
         if (i < t)
           addRow({{S[t + 1][i], 1}, {S[t][i], -1}, {R[t][i], -1}}, -inf, 0);
         else
           addRow({{S[t + 1][i], 1}, {R[t][i], -1}}, -inf, 0);
       }
-    // Inputs resident: an input outside the window's ops is never there.
-    for (int k = 0; k <= t; ++k) {
-      if (!member(k))
-        continue;
-      for (int i : units[k].inputs) {
-        if (!member(i)) {
-          addRow({{R[t][k], 1}}, -inf, 0);
-          continue;
-        }
-        if (i < t)
-          addRow({{R[t][k], 1}, {R[t][i], -1}, {S[t][i], -1}}, -inf, 0);
-        else
-          addRow({{R[t][k], 1}, {R[t][i], -1}}, -inf, 0);
-      }
-    }
+    // Inputs resident.
+    for (int k = 0; k <= t; ++k)
+      for (int i : units[k].inputs)
+        addRow({{R[t][k], 1}, {R[t][i], -1}, {S[t][i], -1}}, -inf, 0);
     // Frees and memory. F[t][i][k] for k = i or a user of i, k <= t.
     std::vector<std::vector<std::pair<int, int>>> freedAfter(t + 1);
     for (int i = 0; i <= t; ++i) {
-      if (units[i].pinned || !member(i))
+      if (units[i].pinned)
         continue;
       std::vector<int> points{i};
       for (int u : units[i].users)
-        if (u <= t && member(u))
+        if (u <= t)
           points.push_back(u);
       for (int k : points) {
         int f = addCol(0, 1, 0, false,
@@ -451,10 +400,10 @@ CheckmateMilp::CheckmateMilp(const std::vector<Unit> &units,
                            "_" + std::to_string(k));
         freedAfter[k].push_back({i, f});
         addRow({{f, 1}, {R[t][k], -1}}, -inf, 0);
-        if (next)
+        if (t + 1 < n)
           addRow({{f, 1}, {S[t + 1][i], 1}}, -inf, 1);
         for (int j : units[i].users)
-          if (j > k && j <= t && member(j))
+          if (j > k && j <= t)
             addRow({{f, 1}, {R[t][j], 1}}, -inf, 1);
       }
     }
@@ -464,23 +413,18 @@ CheckmateMilp::CheckmateMilp(const std::vector<Unit> &units,
         (static_cast<double>(budget) - static_cast<double>(argumentBytes[t])) /
             static_cast<double>(budget) -
         1e-7;
-    int previous = -1;
     for (int k = 0; k <= t; ++k) {
-      if (!member(k))
-        continue;
       // U[t][k] - (carried or previous) - mem_k R[t][k] = 0
       int row = addRow({{U[t][k], 1}, {R[t][k], -scaled(units[k].mem)}}, 0, 0);
-      if (previous < 0) {
+      if (k == 0) {
         for (int i = 0; i < t; ++i)
-          if (member(i))
-            addTerm(row, S[t][i], -scaled(units[i].mem));
+          addTerm(row, S[t][i], -scaled(units[i].mem));
       } else {
-        addTerm(row, U[t][previous], -1);
-        for (auto [i, f] : freedAfter[previous])
+        addTerm(row, U[t][k - 1], -1);
+        for (auto [i, f] : freedAfter[k - 1])
           addTerm(row, f, scaled(units[i].mem));
       }
       addRow({{U[t][k], 1}, {R[t][k], scaled(units[k].transient)}}, -inf, cap);
-      previous = k;
     }
   }
 }
@@ -512,10 +456,9 @@ CheckmateMilp::startOf(const Graph &graph, const Plan &plan) const {
   std::vector<std::pair<std::string, double>> start;
   for (int t = 0; t < n; ++t) {
     for (int i : computed[t])
-      if (i < static_cast<int>(R[t].size()) && R[t][i] >= 0)
-        start.push_back({names[R[t][i]], 1.0});
-    for (int i = 0; i < t && i < static_cast<int>(S[t].size()); ++i)
-      if (keep[t][i] && S[t][i] >= 0)
+      start.push_back({names[R[t][i]], 1.0});
+    for (int i = 0; i < t; ++i)
+      if (keep[t][i])
         start.push_back({names[S[t][i]], 1.0});
   }
   return start;
@@ -528,11 +471,11 @@ void CheckmateMilp::stagesOf(const double *x,
   computed.assign(n, {});
   keep.assign(n, std::vector<uint8_t>(n, 0));
   for (int t = 0; t < n; ++t) {
-    for (int i = 0; i < static_cast<int>(R[t].size()); ++i)
-      if (R[t][i] >= 0 && x[R[t][i]] > 0.5)
+    for (int i = 0; i <= t; ++i)
+      if (x[R[t][i]] > 0.5)
         computed[t].push_back(i);
-    for (int i = 0; i < static_cast<int>(S[t].size()); ++i)
-      keep[t][i] = S[t][i] >= 0 && x[S[t][i]] > 0.5;
+    for (int i = 0; i < t; ++i)
+      keep[t][i] = x[S[t][i]] > 0.5;
   }
 }
 
@@ -542,8 +485,8 @@ void CheckmateMilp::stagesOf(const double *x,
 static CbcOutcome solveWithCbc(const CheckmateMilp &milp, const Graph &graph,
                                const std::optional<RematResult> &warm,
                                const RematOptions &options,
-                               const detail::Stopwatch &stopwatch, double scale,
-                               int maxNodes = -1) {
+                               const detail::Stopwatch &stopwatch,
+                               double scale) {
   auto elapsed = [&] { return stopwatch.seconds(); };
   OsiClpSolverInterface solver;
   CoinPackedMatrix matrix(/*colordered=*/false, milp.rowIndex.data(),
@@ -583,22 +526,14 @@ static CbcOutcome solveWithCbc(const CheckmateMilp &milp, const Graph &graph,
   std::string logLevel = "0";
   // Both presolves off: CBC's preprocessing, and Clp's LP presolve, which
   // crashed (ClpPresolve::gutsOfPresolvedModel) on tight training chains.
-  std::string nodes = std::to_string(maxNodes);
-  std::vector<const char *> argv = {
-      "lms-plan",     "-log", logLevel.c_str(), "-preprocess", "off",
-      "-presolve",    "off",  "-timeMode",      "elapsed",     "-sec",
-      seconds.c_str()};
-  // A work limit (a window of the polish): the nodes of the search.
-  if (maxNodes >= 0) {
-    argv.push_back("-maxNodes");
-    argv.push_back(nodes.c_str());
-  }
-  argv.push_back("-solve");
-  argv.push_back("-quit");
+  const char *argv[] = {
+      "lms-plan",      "-log",   logLevel.c_str(), "-preprocess", "off",
+      "-presolve",     "off",    "-timeMode",      "elapsed",     "-sec",
+      seconds.c_str(), "-solve", "-quit"};
   CbcMain0(model);
   model.messageHandler()->setLogLevel(0);
   model.solver()->messageHandler()->setLogLevel(0);
-  CbcMain1(static_cast<int>(argv.size()), argv.data(), model);
+  CbcMain1(static_cast<int>(sizeof(argv) / sizeof(argv[0])), argv, model);
 
   double bound = model.getBestPossibleObjValue() / scale;
   LLVM_DEBUG(llvm::dbgs() << "cbc: status " << model.status() << " secondary "
@@ -626,127 +561,6 @@ static CbcOutcome solveWithCbc(const CheckmateMilp &milp, const Graph &graph,
   return outcome;
 }
 
-/// A large-neighbourhood search over the incumbent's stages: windows of
-/// `width` consecutive stages, each re-solved exactly (within `maxNodes`
-/// nodes of CBC) with the stages outside it fixed, over the ops the
-/// incumbent computes or keeps there and the inputs of those; a window's
-/// solution replaces the incumbent's stages when the whole plan, validated,
-/// costs less. Sweeps until one finds nothing or `sweeps` ran.
-static RematResult polishWithMilpWindows(
-    const Graph &graph, uint64_t budget, const RematOptions &options,
-    const detail::Stopwatch &stopwatch, RematResult incumbent,
-    const std::vector<Unit> &units, const std::vector<int64_t> &argumentBytes,
-    double scale, int width, int maxNodes, int sweeps) {
-  int n = static_cast<int>(graph.numOps());
-  RematOptions quiet = options;
-  quiet.progress = nullptr;
-  std::vector<std::vector<int>> computed;
-  std::vector<std::vector<uint8_t>> keep;
-  stagesOfPlan(graph, incumbent.plan, computed, keep);
-  int stride = std::max(1, width / 2);
-  for (int sweep = 0; sweep < sweeps; ++sweep) {
-    bool improved = false;
-    for (int first = 0; first < n; first += stride) {
-      if (stopwatch.seconds() > 0.9 * options.timeLimitSeconds)
-        return incumbent;
-      int last = std::min(n, first + width);
-      MilpWindow window;
-      window.first = first;
-      window.last = last;
-      window.member.assign(n, 0);
-      std::vector<int> members;
-      auto add = [&](int i) {
-        if (!window.member[i]) {
-          window.member[i] = 1;
-          members.push_back(i);
-        }
-      };
-      for (int t = first; t < last; ++t) {
-        add(t);
-        for (int i : computed[t])
-          add(i);
-        for (int i = 0; i < t; ++i)
-          if (keep[t][i])
-            add(i);
-      }
-      if (last < n)
-        for (int i = 0; i < last; ++i)
-          if (keep[last][i])
-            add(i);
-      // The inputs of what the window computes, twice over: where a kept
-      // op could be recomputed instead, or an input recomputed too.
-      for (int depth = 0; depth < 2; ++depth) {
-        std::vector<int> frontier = members;
-        for (int m : frontier)
-          for (int i : units[m].inputs)
-            if (units[i].recomputable)
-              add(i);
-      }
-      if (first > 0)
-        window.keepIn = keep[first];
-      if (last < n)
-        window.keepOut = keep[last];
-      CheckmateMilp milp(units, argumentBytes, budget, scale, window);
-      CbcOutcome outcome = solveWithCbc(milp, graph, incumbent, quiet,
-                                        stopwatch, scale, maxNodes);
-      if (std::getenv("LMS_MILP_DEBUG")) {
-        double windowCost = 0;
-        for (int t = first; t < last; ++t)
-          for (int i : computed[t])
-            windowCost += units[i].cost * scale;
-        fprintf(stderr,
-                "[%.1fs] window [%d,%d) ops %zu cols %zu rows %zu: start "
-                "%.3f solution %s obj %.3f bound %.3f\n",
-                stopwatch.seconds(), first, last, members.size(),
-                milp.colLower.size(), milp.rowLower.size(), windowCost,
-                outcome.solution.empty() ? "none" : "yes",
-                outcome.solution.empty()
-                    ? 0.0
-                    : [&] {
-                        double o = 0;
-                        for (size_t c = 0; c < milp.objective.size(); ++c)
-                          o += milp.objective[c] * outcome.solution[c];
-                        return o;
-                      }(),
-                outcome.bound * scale);
-      }
-      if (outcome.solution.empty())
-        continue;
-      std::vector<std::vector<int>> windowComputed;
-      std::vector<std::vector<uint8_t>> windowKeep;
-      milp.stagesOf(outcome.solution.data(), windowComputed, windowKeep);
-      std::vector<std::vector<int>> nextComputed = computed;
-      std::vector<std::vector<uint8_t>> nextKeep = keep;
-      for (int t = first; t < last; ++t) {
-        nextComputed[t] = windowComputed[t];
-        if (t > first)
-          nextKeep[t] = windowKeep[t];
-      }
-      llvm::Expected<RematResult> next = detail::finishPlan(
-          graph, emitStages(graph, units, nextComputed, nextKeep), budget,
-          options.device, incumbent.method);
-      if (!next) {
-        llvm::consumeError(next.takeError());
-        continue;
-      }
-      if (!(next->computeCost < incumbent.computeCost * (1 - 1e-9)))
-        continue;
-      LLVM_DEBUG(llvm::dbgs()
-                 << "milp window [" << first << ", " << last << ") of "
-                 << members.size() << " ops: " << incumbent.computeCost
-                 << " -> " << next->computeCost << "\n");
-      incumbent = std::move(*next);
-      stagesOfPlan(graph, incumbent.plan, computed, keep);
-      improved = true;
-      if (options.progress)
-        options.progress({stopwatch.seconds(), incumbent.computeCost, 0});
-    }
-    if (!improved)
-      break;
-  }
-  return incumbent;
-}
-
 llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
                                                 uint64_t budget,
                                                 const RematOptions &options) {
@@ -762,21 +576,6 @@ llvm::Expected<RematResult> lms::planRematExact(const Graph &graph,
   llvm::Expected<RematResult> heuristic =
       planRematHeuristic(graph, budget, heuristicOptions);
   if (!milp) {
-    if (heuristic && std::getenv("LMS_MILP_WINDOWS")) {
-      std::vector<int64_t> argumentBytes;
-      std::vector<Unit> units =
-          buildUnits(graph, options.device, argumentBytes);
-      double maxCost = 0;
-      for (const Unit &unit : units)
-        maxCost = std::max(maxCost, unit.cost);
-      double scale =
-          maxCost > 0 && std::isfinite(maxCost) ? 1000.0 / maxCost : 1;
-      int width = std::atoi(std::getenv("LMS_MILP_WINDOWS"));
-      const char *nodes = std::getenv("LMS_MILP_NODES");
-      *heuristic = polishWithMilpWindows(
-          graph, budget, options, stopwatch, std::move(*heuristic), units,
-          argumentBytes, scale, width, nodes ? std::atoi(nodes) : 200, 4);
-    }
     if (heuristic)
       heuristic->method = "exact (the heuristic: too large for the MILP)";
     return heuristic;
