@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - LMS pass pipelines ---------------------------------===//
 
 #include "LMS/Pipelines/Pipelines.h"
+#include "LMS/Analysis/Options.h"
 #include "LMS/Conversion/Passes.h"
 #include "LMS/Graph/Units.h"
 #include "LMS/Transforms/Passes.h"
@@ -27,7 +28,7 @@ using namespace mlir::lms;
 /// The allocation granularity of the LMS runtime (both backends round every
 /// device allocation up to it): a pipeline that lowers plans with it, so
 /// that what the planner counts is what the runtime allocates.
-static constexpr uint64_t kRuntimeAlignment = 256;
+static constexpr uint64_t kRuntimeAlignment = kArenaAlignment;
 
 /// Recompute inlining, bufferization (function boundaries, identity layouts)
 /// and deallocation after the last use.
@@ -215,8 +216,14 @@ static void addGPULowering(OpPassManager &pm, const std::string &chip,
 
 void mlir::lms::buildLMSPipeline(OpPassManager &pm,
                                  const LMSPipelineOptions &options) {
+  // Without a lowering the planning passes choose (256 with an arena, as
+  // it will be lowered; exact bytes without).
   uint64_t alignment =
-      options.lower == LMSLowering::None ? 1 : kRuntimeAlignment;
+      options.lower == LMSLowering::None ? 0 : kRuntimeAlignment;
+  // What the schedule and the report count: as the planners do.
+  uint64_t countedAlignment = alignment       ? alignment
+                              : options.arena ? kRuntimeAlignment
+                                              : 1;
   switch (options.strategy) {
   case LMSStrategy::Plan: {
     LMSPlanOptions plan;
@@ -250,7 +257,7 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
   }
   case LMSStrategy::Schedule: {
     LMSScheduleOptions schedule;
-    schedule.alignment = alignment;
+    schedule.alignment = countedAlignment;
     pm.addPass(createLMSSchedule(schedule));
     break;
   }
@@ -263,7 +270,7 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
     report.file = options.report;
     report.device = options.device;
     report.budget = options.budget;
-    report.alignment = alignment;
+    report.alignment = countedAlignment;
     pm.addPass(createLMSReportMemory(report));
   }
   switch (options.lower) {

@@ -97,8 +97,8 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
     rematKnobs.iterations = iterations;
     if (failed(verifyRematKnobs(module, rematKnobs, "remat-planner")))
       return signalPassFailure();
-    FailureOr<PlanningContext> context =
-        resolvePlanningContext(module, alignment, dynamicBytes, device, budget);
+    FailureOr<PlanningContext> context = resolvePlanningContext(
+        module, alignment, dynamicBytes, device, budget, arena);
     if (failed(context))
       return signalPassFailure();
     context->graphOptions.arena = arena;

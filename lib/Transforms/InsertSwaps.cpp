@@ -48,8 +48,8 @@ struct LMSInsertSwapsPass
     knobs.swapoutThreshold = swapoutThreshold;
     knobs.swapinAhead = swapinAhead;
     knobs.swapinGroupby = swapinGroupby;
-    FailureOr<PlanningContext> context =
-        resolvePlanningContext(module, alignment, dynamicBytes, device, budget);
+    FailureOr<PlanningContext> context = resolvePlanningContext(
+        module, alignment, dynamicBytes, device, budget, arena);
     if (failed(context))
       return signalPassFailure();
     context->graphOptions.arena = arena;

@@ -657,13 +657,16 @@ uint64_t mlir::lms::budgetedBytes(const FunctionGraph &graph,
 FailureOr<PlanningContext>
 mlir::lms::resolvePlanningContext(Operation *scope, uint64_t alignment,
                                   StringRef dynamicBytes, StringRef device,
-                                  StringRef budget) {
+                                  StringRef budget, bool arena) {
   PlanningContext context;
+  if (alignment == 0)
+    alignment = arena ? kArenaAlignment : 1;
   FailureOr<GraphOptions> graphOptions =
       makeGraphOptions(scope, alignment, dynamicBytes, false);
   if (failed(graphOptions))
     return failure();
   context.graphOptions = *graphOptions;
+  context.graphOptions.arena = arena;
   FailureOr<::lms::DeviceSpec> spec = resolveDevice(scope, device);
   if (failed(spec))
     return failure();

@@ -441,8 +441,8 @@ struct LMSRematerializePass
     knobs.seed = seed;
     if (failed(verifyRematKnobs(module, knobs)))
       return signalPassFailure();
-    FailureOr<PlanningContext> context =
-        resolvePlanningContext(module, alignment, dynamicBytes, device, budget);
+    FailureOr<PlanningContext> context = resolvePlanningContext(
+        module, alignment, dynamicBytes, device, budget, arena);
     if (failed(context))
       return signalPassFailure();
     context->graphOptions.arena = arena;

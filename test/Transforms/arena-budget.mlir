@@ -1,10 +1,11 @@
 // RUN: lms-opt %s -allow-unregistered-dialect -lms-report-memory="budget=75" -o /dev/null | FileCheck %s --check-prefix=BEFORE
 // RUN: lms-opt %s -allow-unregistered-dialect -lms-report-memory="budget=75 arena=false" -o /dev/null | FileCheck %s --check-prefix=BEFORE-LIVE
 // RUN: lms-opt %s -allow-unregistered-dialect -lms-rematerialize="budget=75 arena=false" | lms-opt -allow-unregistered-dialect -lms-report-memory -o /dev/null | FileCheck %s --check-prefix=LIVE
-// RUN: lms-opt %s -allow-unregistered-dialect -lms-rematerialize="budget=75" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=75" -o /dev/null | FileCheck %s --check-prefix=REMAT
-// RUN: lms-opt %s -allow-unregistered-dialect -lms-plan="budget=75" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=75" -o /dev/null | FileCheck %s --check-prefix=PLAN
-// RUN: lms-opt %s -allow-unregistered-dialect -lms-insert-swaps="budget=75" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=75" -o /dev/null | FileCheck %s --check-prefix=SWAP
-// RUN: not lms-opt %s -allow-unregistered-dialect -lms-insert-swaps="budget=75 arena=true swapout-threshold=100" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSWAP
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-rematerialize="budget=75 alignment=1" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=75" -o /dev/null | FileCheck %s --check-prefix=REMAT
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-plan="budget=75 alignment=1" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=75" -o /dev/null | FileCheck %s --check-prefix=PLAN
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-insert-swaps="budget=75 alignment=1" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=75" -o /dev/null | FileCheck %s --check-prefix=SWAP
+// RUN: not lms-opt %s -allow-unregistered-dialect -lms-insert-swaps="budget=75 arena=true alignment=1 swapout-threshold=100" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSWAP
+// RUN: not lms-opt %s -allow-unregistered-dialect -lms-rematerialize="budget=75" -o /dev/null 2>&1 | FileCheck %s --check-prefix=GRANULE
 
 // COM: Buffers that peak at 70 live bytes but need 80 bytes of one address
 // COM: space in any placement. %w (10 bytes) is alive throughout; under it,
@@ -30,7 +31,13 @@
 // LIVE: arena: 80 B
 // LIVE-NOT: lms ops
 
-// COM: With arena=true (the default) the budget bounds the arena: the planners are asked
+// COM: With arena=true (the default) the planning passes count each buffer
+// COM: as the arena lowering carves it, rounded to 256 bytes, unless an
+// COM: alignment is given: here an op with its operands and results needs
+// COM: two granules.
+// GRANULE: error: no plan fits the budget 75 B (75 bytes): this op needs 512 B (512 bytes) with its operands and results
+
+// COM: At alignment=1 the bytes are exact. The budget bounds the arena: the planners are asked
 // COM: again for less until the placed buffers fit. Recomputing %w at its
 // COM: reader frees its 10 bytes over the others: 70 placed bytes.
 // REMAT: @frag: peak 60 B

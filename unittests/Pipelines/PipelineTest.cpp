@@ -210,8 +210,9 @@ TEST_F(PipelineTest, PlanningKeepsTheFunctionsOps) {
   mlir::lms::registerLMSPasses();
   context.allowUnregisteredDialects();
   for (const char *pipeline :
-       {"lms-insert-swaps{budget=75 arena=true}",
-        "lms-plan{budget=75 arena=true split=false schedule=false}"}) {
+       {"lms-insert-swaps{budget=75 arena=true alignment=1}",
+        "lms-plan{budget=75 arena=true alignment=1 split=false "
+        "schedule=false}"}) {
     OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(
         LMS_SOURCE_DIR "/test/Transforms/arena-budget.mlir", &context);
     ASSERT_TRUE(module);

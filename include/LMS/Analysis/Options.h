@@ -19,6 +19,11 @@ namespace lms {
 FailureOr<std::optional<::lms::ByteSize>> getBudget(Operation *func,
                                                     StringRef option);
 
+/// The granularity the arena lowering carves buffers at
+/// (--lms-carve-arena in --lms-host-pipeline and --lms-gpu-pipeline, and the
+/// emulated and CUDA runtimes' allocations): 256 bytes.
+constexpr uint64_t kArenaAlignment = 256;
+
 /// GraphOptions from the textual pass options; emits an error at `scope` and
 /// fails for a malformed `dynamicBytes` size or a zero alignment.
 FailureOr<GraphOptions> makeGraphOptions(Operation *scope, uint64_t alignment,

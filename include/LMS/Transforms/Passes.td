@@ -13,6 +13,13 @@ include "mlir/Pass/PassBase.td"
 defvar LMSAlignmentOption =
   Option<"alignment", "alignment", "uint64_t", "1",
          "Round every buffer up to this many bytes">;
+// The planning passes' alignment: with arena=true they plan the arena the
+// lowering carves, at its granularity unless told otherwise.
+defvar LMSPlanningAlignmentOption =
+  Option<"alignment", "alignment", "uint64_t", "0",
+         "Round every buffer up to this many bytes (default 0: 256 with "
+         "arena=true, the granularity the arena lowering carves at; exact "
+         "bytes with arena=false)">;
 defvar LMSDynamicBytesOption =
   Option<"dynamicBytes", "dynamic-bytes", "std::string", "\"\"",
          "Upper bound (a size such as 64MiB) for values of dynamic shape "
@@ -304,7 +311,7 @@ def LMSInsertSwaps : Pass<"lms-insert-swaps", "ModuleOp"> {
            "swap-all or save-on-cpu (PyTorch's)", SwapPlannerValues>,
     LMSHostBudgetOption,
     LMSArenaOption,
-    LMSAlignmentOption,
+    LMSPlanningAlignmentOption,
     LMSDynamicBytesOption,
     Option<"swapoutThreshold", "swapout-threshold", "int", "-1",
            "Offload a tensor only over gaps of more than this many ops "
@@ -414,7 +421,7 @@ def LMSRematerialize : Pass<"lms-rematerialize", "ModuleOp"> {
     Option<"seed", "seed", "uint64_t", "1",
            "Seed of the randomized search">,
     LMSArenaOption,
-    LMSAlignmentOption,
+    LMSPlanningAlignmentOption,
     LMSDynamicBytesOption,
     Option<"printStatistics", "stats", "bool", "false",
            "Print the statistics below to stderr, and the replans "
@@ -537,7 +544,7 @@ def LMSPlan : Pass<"lms-plan", "ModuleOp"> {
            "Work limit of the recomputation planner in search iterations "
            "(0: chosen from the function's size)">,
     LMSArenaOption,
-    LMSAlignmentOption,
+    LMSPlanningAlignmentOption,
     LMSDynamicBytesOption,
     Option<"printStatistics", "stats", "bool", "false",
            "Print the candidates and the choice to stderr">,

@@ -187,11 +187,14 @@ void finishPlanning(ModuleOp module, bool reordered = false);
 /// module, first makes borrowing copies of callees
 /// (specializeBorrowingCallees) and then the call-site budgets; emits
 /// the error at `scope` and fails on a malformed option or unknown device.
-FailureOr<PlanningContext> resolvePlanningContext(Operation *scope,
-                                                  uint64_t alignment,
-                                                  StringRef dynamicBytes,
-                                                  StringRef device,
-                                                  StringRef budget);
+/// With `arena` the budgets bound the arena (GraphOptions::arena). An
+/// `alignment` of 0 chooses one: kArenaAlignment with `arena` (the
+/// granularity the arena lowering carves at, so that a plan that fits fits
+/// as lowered), else 1 (exact bytes).
+FailureOr<PlanningContext>
+resolvePlanningContext(Operation *scope, uint64_t alignment,
+                       StringRef dynamicBytes, StringRef device,
+                       StringRef budget, bool arena = false);
 
 /// The budget of `func` in bytes under `context` (resolveBudgetBytes on the
 /// function's graph).
