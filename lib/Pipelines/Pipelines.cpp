@@ -25,11 +25,6 @@
 using namespace mlir;
 using namespace mlir::lms;
 
-/// The allocation granularity of the LMS runtime (both backends round every
-/// device allocation up to it): a pipeline that lowers plans with it, so
-/// that what the planner counts is what the runtime allocates.
-static constexpr uint64_t kRuntimeAlignment = kArenaAlignment;
-
 /// Recompute inlining, bufferization (function boundaries, identity layouts)
 /// and deallocation after the last use.
 static void addBufferization(OpPassManager &pm, bool arena) {
@@ -37,7 +32,7 @@ static void addBufferization(OpPassManager &pm, bool arena) {
   // --lms-carve-arena while the IR is the one the analyses saw.
   if (arena) {
     LMSMarkArenaSlotsOptions slots;
-    slots.alignment = kRuntimeAlignment;
+    slots.alignment = kArenaAlignment;
     pm.addPass(createLMSMarkArenaSlots(slots));
   }
   pm.addPass(createLMSInlineRecomputes());
@@ -68,7 +63,7 @@ static void addCopies(OpPassManager &pm, bool computeOnGPU,
   if (!arena.enabled)
     return;
   LMSCarveArenaOptions carve;
-  carve.alignment = kRuntimeAlignment;
+  carve.alignment = kArenaAlignment;
   // A percentage budget was resolved by the planner; only bytes bind here.
   llvm::Expected<::lms::ByteSize> size = ::lms::parseByteSize(arena.budget);
   if (size && !size->isPercent && !arena.budget.empty())
@@ -86,7 +81,7 @@ static void addSwapPlanning(OpPassManager &pm, const std::string &budget,
   LMSInsertSwapsOptions swaps;
   swaps.budget = budget;
   swaps.device = device;
-  swaps.alignment = kRuntimeAlignment;
+  swaps.alignment = kArenaAlignment;
   swaps.arena = arena;
   pm.addPass(createLMSInsertSwaps(swaps));
 }
@@ -218,12 +213,9 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
                                  const LMSPipelineOptions &options) {
   // Without a lowering the planning passes choose (256 with an arena, as
   // it will be lowered; exact bytes without).
-  uint64_t alignment =
-      options.lower == LMSLowering::None ? 0 : kRuntimeAlignment;
+  uint64_t alignment = options.lower == LMSLowering::None ? 0 : kArenaAlignment;
   // What the schedule and the report count: as the planners do.
-  uint64_t countedAlignment = alignment       ? alignment
-                              : options.arena ? kRuntimeAlignment
-                                              : 1;
+  uint64_t countedAlignment = planningAlignment(alignment, options.arena);
   switch (options.strategy) {
   case LMSStrategy::Plan: {
     LMSPlanOptions plan;

@@ -101,7 +101,6 @@ struct LMSPlanPass : public mlir::lms::impl::LMSPlanBase<LMSPlanPass> {
         module, alignment, dynamicBytes, device, budget, arena);
     if (failed(context))
       return signalPassFailure();
-    context->graphOptions.arena = arena;
     FailureOr<uint64_t> hostLimit =
         resolveHostBudget(module, hostBudget, context->device);
     if (failed(hostLimit)) {

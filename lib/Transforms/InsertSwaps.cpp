@@ -52,7 +52,6 @@ struct LMSInsertSwapsPass
         module, alignment, dynamicBytes, device, budget, arena);
     if (failed(context))
       return signalPassFailure();
-    context->graphOptions.arena = arena;
     FailureOr<uint64_t> hostLimit =
         resolveHostBudget(module, hostBudget, context->device);
     if (failed(hostLimit)) {

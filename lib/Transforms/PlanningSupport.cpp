@@ -659,10 +659,8 @@ mlir::lms::resolvePlanningContext(Operation *scope, uint64_t alignment,
                                   StringRef dynamicBytes, StringRef device,
                                   StringRef budget, bool arena) {
   PlanningContext context;
-  if (alignment == 0)
-    alignment = arena ? kArenaAlignment : 1;
-  FailureOr<GraphOptions> graphOptions =
-      makeGraphOptions(scope, alignment, dynamicBytes, false);
+  FailureOr<GraphOptions> graphOptions = makeGraphOptions(
+      scope, planningAlignment(alignment, arena), dynamicBytes, false);
   if (failed(graphOptions))
     return failure();
   context.graphOptions = *graphOptions;

@@ -445,7 +445,6 @@ struct LMSRematerializePass
         module, alignment, dynamicBytes, device, budget, arena);
     if (failed(context))
       return signalPassFailure();
-    context->graphOptions.arena = arena;
     // Callees first: each callee is summarized once, after its rewrite.
     context->graphOptions.callSummaries = makeCalleesFirstCache(module);
     if (arena && context->graphOptions.callSummaries)

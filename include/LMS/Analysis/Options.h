@@ -21,8 +21,19 @@ FailureOr<std::optional<::lms::ByteSize>> getBudget(Operation *func,
 
 /// The granularity the arena lowering carves buffers at
 /// (--lms-carve-arena in --lms-host-pipeline and --lms-gpu-pipeline, and the
-/// emulated and CUDA runtimes' allocations): 256 bytes.
+/// emulated and CUDA runtimes' allocations): 256 bytes. A pipeline that
+/// lowers plans with it, so that what the planner counts is what the
+/// runtime allocates.
 constexpr uint64_t kArenaAlignment = 256;
+
+/// The alignment the planning passes count with: `alignment` when given,
+/// and for 0 (their default) kArenaAlignment with an arena (a plan that
+/// fits then fits as lowered), else 1 (exact bytes).
+inline uint64_t planningAlignment(uint64_t alignment, bool arena) {
+  if (alignment)
+    return alignment;
+  return arena ? kArenaAlignment : 1;
+}
 
 /// GraphOptions from the textual pass options; emits an error at `scope` and
 /// fails for a malformed `dynamicBytes` size or a zero alignment.
