@@ -779,7 +779,8 @@ LogicalResult mlir::lms::computeCallSiteBudgets(ModuleOp module,
             FunctionGraph::build(callee, context.graphOptions);
         if (failed(calleeGraph))
           return failure();
-        calleeIt->second.floor = ::lms::rematLowerBound(calleeGraph->getGraph());
+        calleeIt->second.floor =
+            ::lms::rematLowerBound(calleeGraph->getGraph());
         if (reserved)
           calleeIt->second.own =
               ownAllocations(*calleeGraph, arenaOptions).peakBytes;
