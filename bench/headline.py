@@ -144,8 +144,9 @@ class Bench:
             # measures the batches whose arena fits.
             passes.append(f"--{PASSES[method]}=budget={cap} device={device} "
                           "arena=false")
+        # Exact bytes, as the planners above count with arena=false.
         passes.append(f"--lms-report-memory=format=json device={device} "
-                      f"file={report}")
+                      f"alignment=1 file={report}")
         t0 = time.time()
         r = subprocess.run([LMS_OPT, path] + passes + ["-o", os.devnull],
                            capture_output=True, text=True)

@@ -92,7 +92,9 @@ def run(work, model, size, batch, device, method, precision="f32",
         if method == "joint":
             options += " strategy=joint"
         passes.append(f"--{PASSES[method]}={options}")
-    passes.append(f"--lms-report-memory=format=json {on} file={report}")
+    # Exact bytes, as the planners above count with arena=false.
+    passes.append(f"--lms-report-memory=format=json {on} alignment=1 "
+                  f"file={report}")
     t0 = time.time()
     r = subprocess.run([LMS_OPT, path] + passes + ["-o", os.devnull],
                        capture_output=True, text=True)

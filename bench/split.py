@@ -50,7 +50,7 @@ def export(work, model, size, batch):
 def report(path):
     out = path + ".report.json"
     subprocess.run([LMS_OPT, path, f"--lms-report-memory=format=json "
-                    f"file={out}", "-o", os.devnull], check=True,
+                    f"alignment=1 file={out}", "-o", os.devnull], check=True,
                    capture_output=True)
     f = json.load(open(out))["functions"][0]
     os.remove(out)

@@ -1,4 +1,4 @@
-// RUN: lms-opt %s -split-input-file --lms-report-memory -o /dev/null | FileCheck %s
+// RUN: lms-opt %s -split-input-file --lms-report-memory=alignment=1 -o /dev/null | FileCheck %s
 
 // COM: Only ops that launch work take time on the device. Views, allocations,
 // COM: constants and terminators are free: not even the launch overhead

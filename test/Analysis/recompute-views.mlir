@@ -1,4 +1,4 @@
-// RUN: lms-opt %s --lms-report-memory -o /dev/null | FileCheck %s
+// RUN: lms-opt %s --lms-report-memory=alignment=1 -o /dev/null | FileCheck %s
 
 // COM: Regression (property program 534, seed 14): a constant fetched again
 // COM: through views (expand, then collapse, as the swap planner clones a

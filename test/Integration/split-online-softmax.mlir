@@ -11,7 +11,7 @@
 // COM: peak. With online-softmax=false: three loops, bit-identical values.
 // REQUIRES: lms-runtime
 
-// RUN: lms-opt %s --lms-report-memory -o /dev/null | FileCheck %s --check-prefix=FLOOR
+// RUN: lms-opt %s --lms-report-memory=alignment=1 -o /dev/null | FileCheck %s --check-prefix=FLOOR
 // FLOOR-LABEL: @head:
 // FLOOR: smallest feasible budget: 32.1 KiB (32896 bytes, op {{[0-9]+}} 'linalg.generic')
 // RUN: lms-opt %s --lms-split="slices=4 loop=1 stats=true" -o %t.on.mlir 2>&1 | FileCheck %s --check-prefix=STATS

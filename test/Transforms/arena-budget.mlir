@@ -1,9 +1,9 @@
-// RUN: lms-opt %s -allow-unregistered-dialect -lms-report-memory="budget=75" -o /dev/null | FileCheck %s --check-prefix=BEFORE
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-report-memory="budget=75 alignment=1" -o /dev/null | FileCheck %s --check-prefix=BEFORE
 // RUN: lms-opt %s -allow-unregistered-dialect -lms-report-memory="budget=75 arena=false" -o /dev/null | FileCheck %s --check-prefix=BEFORE-LIVE
-// RUN: lms-opt %s -allow-unregistered-dialect -lms-rematerialize="budget=75 arena=false" | lms-opt -allow-unregistered-dialect -lms-report-memory -o /dev/null | FileCheck %s --check-prefix=LIVE
-// RUN: lms-opt %s -allow-unregistered-dialect -lms-rematerialize="budget=75 alignment=1" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=75" -o /dev/null | FileCheck %s --check-prefix=REMAT
-// RUN: lms-opt %s -allow-unregistered-dialect -lms-plan="budget=75 alignment=1" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=75" -o /dev/null | FileCheck %s --check-prefix=PLAN
-// RUN: lms-opt %s -allow-unregistered-dialect -lms-insert-swaps="budget=75 alignment=1" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=75" -o /dev/null | FileCheck %s --check-prefix=SWAP
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-rematerialize="budget=75 arena=false" | lms-opt -allow-unregistered-dialect -lms-report-memory=alignment=1 -o /dev/null | FileCheck %s --check-prefix=LIVE
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-rematerialize="budget=75 alignment=1" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=75 alignment=1" -o /dev/null | FileCheck %s --check-prefix=REMAT
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-plan="budget=75 alignment=1" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=75 alignment=1" -o /dev/null | FileCheck %s --check-prefix=PLAN
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-insert-swaps="budget=75 alignment=1" | lms-opt -allow-unregistered-dialect -lms-report-memory="budget=75 alignment=1" -o /dev/null | FileCheck %s --check-prefix=SWAP
 // RUN: not lms-opt %s -allow-unregistered-dialect -lms-insert-swaps="budget=75 arena=true alignment=1 swapout-threshold=100" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSWAP
 // RUN: not lms-opt %s -allow-unregistered-dialect -lms-rematerialize="budget=75" -o /dev/null 2>&1 | FileCheck %s --check-prefix=GRANULE
 

@@ -3,6 +3,8 @@
 // RUN: lms-opt %s -allow-unregistered-dialect -lms-report-memory="format=svg budget=75% file=%t.svg" -o /dev/null
 // RUN: FileCheck %s --check-prefix=SVG < %t.svg
 // RUN: lms-opt %s -allow-unregistered-dialect -lms-report-memory | FileCheck %s --check-prefix=IR
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-report-memory="format=json arena=false" -o /dev/null | FileCheck %s --check-prefix=EXACT
+// RUN: lms-opt %s -allow-unregistered-dialect -lms-report-memory="format=json" -o /dev/null | FileCheck %s --check-prefix=GRANULES
 
 // COM: Two layers on 1 MiB tensors: the peak is where the first layer's
 // COM: output is allocated (tensor.empty) with the three arguments resident
@@ -22,7 +24,7 @@
 // COM: allocations of their own): at op 0 they and the new buffer need 4 MiB.
 // TEXT-NEXT: smallest feasible budget with the arena: 4.00 MiB (4194304 bytes, op 0 'tensor.empty')
 // TEXT-NEXT: estimated time on v100-16g: {{.*}} over 6 ops (compute {{.*}})
-// TEXT-LABEL: @unknown_ops: peak 112 B (112 bytes) at op 0 'mhlo.thing'
+// TEXT-LABEL: @unknown_ops: peak 768 B (768 bytes) at op 0 'mhlo.thing'
 
 // JSON: "device": {
 // JSON-NEXT: "name": "h200",
@@ -93,3 +95,16 @@ func.func @unknown_ops(%a: tensor<16xf32>) -> tensor<8xf32> {
   %r:2 = "mhlo.thing"(%a) : (tensor<16xf32>) -> (tensor<4xf32>, tensor<8xf32>)
   return %r#1 : tensor<8xf32>
 }
+
+// COM: Sizes count in the arena lowering's 256-byte granules (alignment 0,
+// COM: the default, chooses them with arena=true, the default), as the
+// COM: planning passes count: three small buffers of 112 bytes in all take
+// COM: three granules on the device.
+// GRANULES: "alignment": 256,
+// GRANULES-LABEL: "name": "unknown_ops",
+// GRANULES: "peak_bytes": 768,
+// COM: With arena=false the report counts exact bytes, as a budget with
+// COM: arena=false bounds them.
+// EXACT: "alignment": 1,
+// EXACT-LABEL: "name": "unknown_ops",
+// EXACT: "peak_bytes": 112,

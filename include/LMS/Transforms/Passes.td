@@ -211,7 +211,7 @@ def LMSReportMemory : Pass<"lms-report-memory", "ModuleOp"> {
            "The budget's verdict is on the device memory as the arena "
            "lowering allocates it (as planning with arena=true bounds it); "
            "false: on the live bytes, with the arena's need noted">,
-    LMSAlignmentOption,
+    LMSPlanningAlignmentOption,
     LMSDynamicBytesOption,
     LMSKeepArgumentsOption,
   ];
