@@ -15,11 +15,11 @@ depths is linear, 4.0 quadratic), and writes JSON.
                 rewritten)
   remat-fit     --lms-rematerialize=budget=1MiB
   plan-fit      --lms-plan=budget=1MiB
-  swaps-hold    --lms-insert-swaps=budget=50% on chains whose every function
+  swaps-hold    --lms-insert-swaps="budget=50% arena=false" on chains whose every function
                 holds its argument across its call (call_chain.py --hold):
                 half of the functions are rewritten (--hold-depths)
-  plan-hold     --lms-plan=budget=50% on the same
-  swaps-fan     --lms-insert-swaps=budget=3KiB on @main calling N functions
+  plan-hold     --lms-plan="budget=50% arena=false" on the same
+  swaps-fan     --lms-insert-swaps="budget=3KiB arena=false" on @main calling N functions
                 one after another (call_chain.py --fan), every one of them
                 rewritten (--depths)
 """
@@ -41,9 +41,13 @@ PASSES = {
     "swaps-fit": ["--lms-insert-swaps=budget=1MiB"],
     "remat-fit": ["--lms-rematerialize=budget=1MiB"],
     "plan-fit": ["--lms-plan=budget=1MiB"],
-    "swaps-hold": ["--lms-insert-swaps=budget=50%"],
-    "plan-hold": ["--lms-plan=budget=50%"],
-    "swaps-fan": ["--lms-insert-swaps=budget=3KiB"],
+    # Live bytes too: the held arguments are what must be offloaded.
+    "swaps-hold": ["--lms-insert-swaps=budget=50% arena=false"],
+    "plan-hold": ["--lms-plan=budget=50% arena=false"],
+    # Live bytes (arena=false): the fan's functions offload their
+    # arguments, which an arena plan keeps as allocations of their own (with
+    # arena=true 3 KiB is below what each function needs: a clean error).
+    "swaps-fan": ["--lms-insert-swaps=budget=3KiB arena=false"],
 }
 HOLD = {"swaps-hold", "plan-hold"}
 FLAGS = {"swaps-hold": ["--hold"], "plan-hold": ["--hold"],

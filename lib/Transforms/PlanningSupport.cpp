@@ -749,12 +749,21 @@ LogicalResult mlir::lms::computeCallSiteBudgets(ModuleOp module,
     // its planners plan on: its allocations of their own at their peak
     // beside the arena (from entry), and the arena's tensors live at the
     // call.
-    std::optional<ArenaSwapGraph> reserved;
+    bool reserved = context.graphOptions.arena;
     DenseMap<::lms::OpIndex, uint64_t> arenaBefore;
-    if (context.graphOptions.arena) {
-      reserved = arenaSwapGraph(*graph, arenaOptions);
+    if (reserved) {
+      // A function called from one planned before it has its model in the
+      // cache already (one model, and one symbol table, per module rather
+      // than per caller).
+      auto known = arenaOptions.arenaModels->results.find(func.getOperation());
+      ::lms::Graph reservedGraph =
+          known != arenaOptions.arenaModels->results.end() && known->second
+              ? ::lms::reserveOwnAllocations(g, known->second->own,
+                                             known->second->need.ownPeakBytes,
+                                             known->second->callFrames)
+              : arenaSwapGraph(*graph, arenaOptions).graph;
       for (auto [index, memory] :
-           ::lms::evaluateSchedule(reserved->graph).computeSteps)
+           ::lms::evaluateSchedule(reservedGraph).computeSteps)
         arenaBefore[index] = memory.before;
     }
     for (auto [index, memory] : profile.computeSteps) {
@@ -781,9 +790,15 @@ LogicalResult mlir::lms::computeCallSiteBudgets(ModuleOp module,
           return failure();
         calleeIt->second.floor =
             ::lms::rematLowerBound(calleeGraph->getGraph());
-        if (reserved)
+        if (reserved) {
+          // The caller's model computed the callee's (into the cache).
+          auto known =
+              arenaOptions.arenaModels->results.find(callee.getOperation());
           calleeIt->second.own =
-              ownAllocations(*calleeGraph, arenaOptions).peakBytes;
+              known != arenaOptions.arenaModels->results.end() && known->second
+                  ? known->second->need.ownPeakBytes
+                  : ownAllocations(*calleeGraph, arenaOptions).peakBytes;
+        }
       }
       const CalleeBytes &calleeBytes = calleeIt->second;
       if (reserved) {
