@@ -424,6 +424,7 @@ void GraphBuilder::addKernels(FunctionGraph &inner, bool copiesInOrder,
       summary.cost.kernels.push_back(upload);
     }
   }
+  ::lms::compactKernels(summary.cost.kernels);
 }
 
 FailureOr<GraphBuilder::Summary> GraphBuilder::summarizeBlock(Operation *owner,
@@ -460,6 +461,7 @@ FailureOr<GraphBuilder::Summary> GraphBuilder::summarizeRegions(Operation *op) {
     total.cost.bytes += summary->cost.bytes;
     llvm::append_range(total.cost.kernels, summary->cost.kernels);
   }
+  ::lms::compactKernels(total.cost.kernels);
   if (std::optional<uint64_t> trips = staticTripCount(op)) {
     total.cost.flops *= static_cast<double>(*trips);
     total.cost.bytes *= static_cast<double>(*trips);
@@ -558,6 +560,7 @@ GraphBuilder::summarizeCallee(FunctionOpInterface callee,
       ::lms::Kernel wait;
       wait.seconds = stall;
       summary.cost.kernels.push_back(wait);
+      ::lms::compactKernels(summary.cost.kernels);
     }
   }
   return summary;
@@ -1025,7 +1028,13 @@ LogicalResult BlockTranslator::translateCall(CallOpInterface call,
   if (failed(summary))
     return failure();
   callSummary = std::move(*summary);
-  fg.callBorrowed[call.getOperation()] = borrowedOperands;
+  // Kept for borrowedCallOperands where the callee has a body (an external
+  // one borrows every operand); resolved in the module's symbol table here,
+  // so that it needs no lookup of its own (a walk of the module per call).
+  auto callee = dyn_cast_or_null<FunctionOpInterface>(
+      call.resolveCallableInTable(&builder.symbolTables));
+  if (callee && !callee.isExternal())
+    fg.callBorrowed[call.getOperation()] = borrowedOperands;
   return success();
 }
 
@@ -1230,13 +1239,14 @@ FunctionGraph::borrowedCallOperands(CallOpInterface call) const {
   std::optional<OpIndex> index = top ? lookupOp(top) : std::nullopt;
   bool functionBody =
       block->isEntryBlock() && isa_and_nonnull<FunctionOpInterface>(function);
+  // The decision the translation made (and counted), for a callee with a
+  // body.
+  if (auto it = callBorrowed.find(call.getOperation());
+      top == call.getOperation() && it != callBorrowed.end())
+    return it->second;
   // An external callee (a host function) frees nothing: the caller does.
   auto callee = dyn_cast_or_null<FunctionOpInterface>(call.resolveCallable());
   bool external = !callee || callee.isExternal();
-  // The decision the translation made (and counted).
-  if (auto it = callBorrowed.find(call.getOperation());
-      !external && top == call.getOperation() && it != callBorrowed.end())
-    return it->second;
   for (Value operand : call->getOperands()) {
     std::optional<TensorIndex> t = lookupBuffer(operand);
     bool owned = !external && index && top == call.getOperation() && t &&

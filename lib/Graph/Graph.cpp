@@ -5,6 +5,9 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+#include <tuple>
+
 using namespace lms;
 
 TensorIndex Graph::addTensor(std::string name, uint64_t bytes,
@@ -82,4 +85,46 @@ std::string Graph::verify() const {
       }
   }
   return message;
+}
+
+void lms::compactKernels(std::vector<Kernel> &kernels) {
+  if (kernels.size() < 2)
+    return;
+  // Key: everything but the launches (a fixed time that copies nothing is
+  // one kind, whatever its time).
+  using Key = std::tuple<double, double, bool, double, double, double>;
+  std::map<Key, size_t> first;
+  std::vector<Kernel> merged;
+  merged.reserve(kernels.size());
+  for (const Kernel &k : kernels) {
+    bool fixed = k.seconds && k.h2dBytes == 0 && k.d2hBytes == 0;
+    Key key = fixed ? Key{0, 0, true, -1, 0, 0} : Key{k.flops,
+                                                      k.bytes,
+                                                      k.seconds.has_value(),
+                                                      k.seconds.value_or(0),
+                                                      k.h2dBytes,
+                                                      k.d2hBytes};
+    auto [it, fresh] = first.try_emplace(key, merged.size());
+    if (fresh) {
+      merged.push_back(k);
+      if (fixed) {
+        // One launch of the total time (flops and bytes as totals too).
+        Kernel &m = merged.back();
+        m.seconds = k.launches * *k.seconds;
+        m.flops = k.launches * k.flops;
+        m.bytes = k.launches * k.bytes;
+        m.launches = 1;
+      }
+      continue;
+    }
+    Kernel &m = merged[it->second];
+    if (fixed) {
+      *m.seconds += k.launches * *k.seconds;
+      m.flops += k.launches * k.flops;
+      m.bytes += k.launches * k.bytes;
+    } else {
+      m.launches += k.launches;
+    }
+  }
+  kernels = std::move(merged);
 }

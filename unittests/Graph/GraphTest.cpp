@@ -89,6 +89,48 @@ TEST(DeviceTest, PresetsExistAndTimesFollowTheRoofline) {
   EXPECT_GT(gh200.h2dBandwidth, gh200.d2hBandwidth);
 }
 
+// A call's kernels are its callee's, with its callees': merged where they
+// take the same time on every device, so that a chain of calls does not
+// carry a kernel per function below it (a chain of 4,000 functions built
+// 8 million kernels). The time on each device is unchanged.
+TEST(DeviceTest, CompactKernelsKeepsTheTimeOnEveryDevice) {
+  OpCost cost{0, 0, std::nullopt};
+  for (int level = 0; level < 1000; ++level) {
+    // The same exp kernel in each function, a copy every tenth, a stall
+    // of its own in each.
+    cost.kernels.push_back({256, 2048, std::nullopt, 1});
+    cost.kernels.push_back({1e6, 4e6, std::nullopt, 3});
+    if (level % 10 == 0) {
+      Kernel copy;
+      copy.h2dBytes = 1024;
+      cost.kernels.push_back(copy);
+    }
+    cost.kernels.push_back({0, 0, 1e-6 * (level % 7 + 1), 1});
+  }
+  OpCost compact = cost;
+  compactKernels(compact.kernels);
+  // The exp kernels, the larger kernels, the copies and one stall.
+  EXPECT_EQ(compact.kernels.size(), 4u);
+  EXPECT_EQ(compact.kernels[0].launches, 1000);
+  EXPECT_EQ(compact.kernels[1].launches, 3000);
+  EXPECT_EQ(compact.kernels[2].launches, 100);
+  ASSERT_TRUE(compact.kernels[3].seconds);
+  EXPECT_EQ(compact.kernels[3].launches, 1);
+  for (const DeviceSpec &spec : getDevicePresets()) {
+    double before = spec.computeSeconds(cost);
+    EXPECT_NEAR(spec.computeSeconds(compact), before, before * 1e-12)
+        << spec.name;
+  }
+  // Compacting again changes nothing; fewer than two kernels stay as they
+  // are.
+  std::vector<Kernel> again = compact.kernels;
+  compactKernels(again);
+  EXPECT_EQ(again, compact.kernels);
+  std::vector<Kernel> one = {{0, 0, 2e-6, 5}};
+  compactKernels(one);
+  EXPECT_EQ(one[0].launches, 5);
+}
+
 TEST(ChartTest, SvgHasCurvesBudgetPeakAndMarkers) {
   Chart chart;
   chart.title = "f <before & after>";

@@ -60,6 +60,15 @@ struct Kernel {
   }
 };
 
+/// Merges the kernels that take the same time on every device: those equal
+/// but for their launches (one kernel, the launches summed), and those of a
+/// fixed time that copy nothing (one kernel of their total time). What
+/// DeviceSpec::computeSeconds gives for them is unchanged (up to the order
+/// of the sum), and the list is as long as the distinct kernels, so that a
+/// call's kernels (its callee's, with its callees') stay few down a chain of
+/// calls. Deterministic: the first of each kind keeps its place.
+void compactKernels(std::vector<Kernel> &kernels);
+
 /// Work of one op, converted to time by a DeviceSpec.
 struct OpCost {
   /// Floating-point operations.
