@@ -323,6 +323,7 @@ struct ArenaModelResult {
 class ArenaModelCache {
 public:
   DenseMap<Operation *, std::optional<ArenaModelResult>> results;
+  SymbolTableCollection symbolTables;
 };
 
 /// The device memory of a function as --lms-carve-arena lowers it: one
@@ -337,7 +338,9 @@ public:
   explicit ArenaModel(const GraphOptions &options)
       : options(options),
         results(options.arenaModels ? options.arenaModels->results
-                                    : ownResults) {}
+                                    : ownResults),
+        symbolTables(options.arenaModels ? options.arenaModels->symbolTables
+                                         : ownSymbolTables) {}
 
   using Result = ArenaModelResult;
 
@@ -590,10 +593,13 @@ private:
   }
 
   GraphOptions options;
-  SymbolTableCollection symbolTables;
+  SymbolTableCollection ownSymbolTables;
   DenseMap<Operation *, std::optional<Result>> ownResults;
   /// ownResults, or the cache the options share.
   DenseMap<Operation *, std::optional<Result>> &results;
+  /// ownSymbolTables, or the cache's (a model per function of a module of
+  /// thousands built the module's symbol table each).
+  SymbolTableCollection &symbolTables;
 };
 
 } // namespace lms
