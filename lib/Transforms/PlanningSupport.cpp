@@ -734,8 +734,18 @@ LogicalResult mlir::lms::computeCallSiteBudgets(ModuleOp module,
   // The module does not change here: the arena models of all its functions
   // are computed once.
   GraphOptions arenaOptions = context.graphOptions;
-  if (arenaOptions.arena && !arenaOptions.arenaModels)
+  bool arena = arenaOptions.arena;
+  if (arena && !arenaOptions.arenaModels)
     arenaOptions.arenaModels = makeArenaModelCache();
+  // A function's allocations of their own: from its model in the cache
+  // (computed with its caller's, callees first), else computed.
+  auto ownOf = [&](Operation *func, const FunctionGraph &fg) {
+    auto known = arenaOptions.arenaModels->results.find(func);
+    if (known == arenaOptions.arenaModels->results.end() || !known->second)
+      return ownAllocations(fg, arenaOptions);
+    return OwnAllocations{known->second->own, known->second->need.ownPeakBytes,
+                          known->second->callFrames};
+  };
   // Callers first: a caller's budget is final before its callees'.
   for (FunctionOpInterface func : llvm::reverse(order)) {
     bool hasCalls = false;
@@ -755,21 +765,13 @@ LogicalResult mlir::lms::computeCallSiteBudgets(ModuleOp module,
     // its planners plan on: its allocations of their own at their peak
     // beside the arena (from entry), and the arena's tensors live at the
     // call.
-    bool reserved = context.graphOptions.arena;
     DenseMap<::lms::OpIndex, uint64_t> arenaBefore;
-    if (reserved) {
-      // A function called from one planned before it has its model in the
-      // cache already (one model, and one symbol table, per module rather
-      // than per caller).
-      auto known = arenaOptions.arenaModels->results.find(func.getOperation());
-      ::lms::Graph reservedGraph =
-          known != arenaOptions.arenaModels->results.end() && known->second
-              ? ::lms::reserveOwnAllocations(g, known->second->own,
-                                             known->second->need.ownPeakBytes,
-                                             known->second->callFrames)
-              : arenaSwapGraph(*graph, arenaOptions).graph;
+    if (arena) {
+      OwnAllocations own = ownOf(func.getOperation(), *graph);
+      ::lms::Graph reserved = ::lms::reserveOwnAllocations(
+          g, own.own, own.peakBytes, own.callFrames);
       for (auto [index, memory] :
-           ::lms::evaluateSchedule(reservedGraph).computeSteps)
+           ::lms::evaluateSchedule(reserved).computeSteps)
         arenaBefore[index] = memory.before;
     }
     for (auto [index, memory] : profile.computeSteps) {
@@ -796,18 +798,12 @@ LogicalResult mlir::lms::computeCallSiteBudgets(ModuleOp module,
           return failure();
         calleeIt->second.floor =
             ::lms::rematLowerBound(calleeGraph->getGraph());
-        if (reserved) {
-          // The caller's model computed the callee's (into the cache).
-          auto known =
-              arenaOptions.arenaModels->results.find(callee.getOperation());
+        if (arena)
           calleeIt->second.own =
-              known != arenaOptions.arenaModels->results.end() && known->second
-                  ? known->second->need.ownPeakBytes
-                  : ownAllocations(*calleeGraph, arenaOptions).peakBytes;
-        }
+              ownOf(callee.getOperation(), *calleeGraph).peakBytes;
       }
       const CalleeBytes &calleeBytes = calleeIt->second;
-      if (reserved) {
+      if (arena) {
         // The callee's budget bounds its own allocations (its arguments and
         // results among them, which the caller holds as allocations of its
         // own or in its arena) plus its frame; the caller adds its

@@ -252,9 +252,10 @@ private:
   SmallVector<Value> tensorValues;
   DenseMap<Value, ::lms::TensorIndex> bufferOf;
   DenseMap<Operation *, ::lms::OpIndex> opIndex;
-  /// Per call of the block: which operands the callee borrows, as decided
-  /// when the call was translated (before its results, which may be an
-  /// owned argument the callee returns, extended the operand's buffer).
+  /// Per call of the block into a function with a body: which operands the
+  /// callee borrows, as decided when the call was translated (before its
+  /// results, which may be an owned argument the callee returns, extended
+  /// the operand's buffer). An external callee borrows every operand.
   DenseMap<Operation *, SmallVector<bool>> callBorrowed;
   SmallVector<ReturnedBuffer> returnedBuffers;
   mutable std::unique_ptr<AsmState> asmState;
