@@ -21,6 +21,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <random>
 
 using namespace lms;
@@ -57,6 +58,20 @@ double lms::scheduleCost(const Graph &graph, const DeviceSpec *device) {
 uint64_t lms::autoSearchIterations(const Graph &graph) {
   uint64_t ops = std::max<uint64_t>(1, graph.numOps());
   return std::clamp<uint64_t>(2000000 / ops, 100, 20000);
+}
+
+double lms::rematCostStep(llvm::ArrayRef<double> costs) {
+  uint64_t divisor = 0;
+  for (double cost : costs) {
+    if (cost == 0)
+      continue;
+    double whole = std::round(std::abs(cost));
+    if (whole < 1 || whole > 1e15 ||
+        std::abs(std::abs(cost) - whole) > 1e-9 * whole)
+      return 0;
+    divisor = std::gcd(divisor, static_cast<uint64_t>(whole));
+  }
+  return static_cast<double>(divisor);
 }
 
 uint64_t lms::rematLowerBound(const Graph &graph) {

@@ -526,14 +526,29 @@ static CbcOutcome solveWithCbc(const CheckmateMilp &milp, const Graph &graph,
   std::string logLevel = "0";
   // Both presolves off: CBC's preprocessing, and Clp's LP presolve, which
   // crashed (ClpPresolve::gutsOfPresolvedModel) on tight training chains.
-  const char *argv[] = {
-      "lms-plan",      "-log",   logLevel.c_str(), "-preprocess", "off",
-      "-presolve",     "off",    "-timeMode",      "elapsed",     "-sec",
-      seconds.c_str(), "-solve", "-quit"};
+  std::vector<const char *> argv = {
+      "lms-plan",     "-log", logLevel.c_str(), "-preprocess", "off",
+      "-presolve",    "off",  "-timeMode",      "elapsed",     "-sec",
+      seconds.c_str()};
+  // Where every cost is a whole number, two plans differ by a multiple of
+  // their greatest common divisor: a node whose bound is within less than
+  // that of the incumbent holds no better plan, and CBC may prune it.
+  std::string increment;
+  std::vector<double> costs;
+  for (double coefficient : milp.objective)
+    if (coefficient != 0)
+      costs.push_back(coefficient / scale);
+  if (double step = rematCostStep(costs); step > 0) {
+    increment = llvm::formatv("{0:e}", 0.999 * step * scale).str();
+    argv.push_back("-increment");
+    argv.push_back(increment.c_str());
+  }
+  argv.push_back("-solve");
+  argv.push_back("-quit");
   CbcMain0(model);
   model.messageHandler()->setLogLevel(0);
   model.solver()->messageHandler()->setLogLevel(0);
-  CbcMain1(static_cast<int>(sizeof(argv) / sizeof(argv[0])), argv, model);
+  CbcMain1(static_cast<int>(argv.size()), argv.data(), model);
 
   double bound = model.getBestPossibleObjValue() / scale;
   LLVM_DEBUG(llvm::dbgs() << "cbc: status " << model.status() << " secondary "

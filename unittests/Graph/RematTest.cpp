@@ -653,3 +653,20 @@ TEST(Remat, SegmentsRecomputeEachSegmentOnce) {
   ASSERT_TRUE(static_cast<bool>(plain)) << llvm::toString(plain.takeError());
   EXPECT_EQ(plain->peakBytes, peak);
 }
+
+// The exact planner's cutoff increment: plans whose costs are sums of whole
+// numbers differ by multiples of their greatest common divisor; any other
+// cost (seconds on a device) leaves no such step.
+TEST(Remat, CostStepIsTheDivisorOfWholeCosts) {
+  EXPECT_EQ(rematCostStep({6, 9, 0, 15}), 3);
+  EXPECT_EQ(rematCostStep({7, 13}), 1);
+  EXPECT_EQ(rematCostStep({4e12, 6e12}), 2e12);
+  EXPECT_EQ(rematCostStep({6, 2.5}), 0);
+  EXPECT_EQ(rematCostStep({0.5}), 0);
+  EXPECT_EQ(rematCostStep({1e-3, 2e-3}), 0);
+  EXPECT_EQ(rematCostStep({1e27}), 0);
+  EXPECT_EQ(rematCostStep({}), 0);
+  // Costs scaled and unscaled in floating point stay whole.
+  double scale = 1000.0 / 997;
+  EXPECT_EQ(rematCostStep({997 * scale / scale, 3 * scale / scale}), 1);
+}

@@ -152,6 +152,12 @@ double opCost(const Graph &graph, OpIndex op, const DeviceSpec *device);
 /// The total cost of computing every op once.
 double scheduleCost(const Graph &graph, const DeviceSpec *device);
 
+/// The least by which the compute costs of two plans can differ when they
+/// are sums of `costs`: the greatest common divisor of the nonzero costs
+/// when every one is a whole number (up to 10^15), else 0 (no such step:
+/// costs in seconds on a device). The exact planner's cutoff increment.
+double rematCostStep(llvm::ArrayRef<double> costs);
+
 /// Smallest budget any plan can meet: the largest, over ops, of its inputs
 /// and outputs (and transient bytes), with the tensors that must stay
 /// resident (live-out, and arguments at entry) added where they are live.
