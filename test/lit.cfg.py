@@ -53,6 +53,14 @@ config.substitutions.append(
     ("%check_stats", sys.executable + " " +
      os.path.join(config.lms_src_root, "test", "Integration", "Inputs",
                   "check_stats.py")))
+# A host compiled apart from the model (the host-arena convention).
+config.substitutions.append(
+    ("%host_driver", sys.executable + " " +
+     os.path.join(config.lms_src_root, "test", "Integration", "Inputs",
+                  "host_driver.py") +
+     " --runtime " + config.lms_runtime + " --utils " +
+     os.path.join(config.mlir_lib_dir, "libmlir_runner_utils.so") + "," +
+     os.path.join(config.mlir_lib_dir, "libmlir_c_runner_utils.so")))
 config.substitutions.append(
     ("%gen_models", os.path.join(config.lms_src_root, "tools", "gen-models")))
 # A filter that gives a module of the exporter (`module {`) v100-16g's

@@ -57,6 +57,13 @@ typedef struct LMSPipelineOptions {
                                preset's host memory */
   int noSplit; /**< nonzero: strategy "plan" does not split the op that sets
                     the smallest feasible budget into loops over slices */
+  int arenaArguments; /**< nonzero: the host allocates each entry function's
+                           arena and places in it the arguments the function
+                           owns (--lms-mark-arena-arguments): after a lowering
+                           the function takes the arena as its last argument
+                           (lmsGetArenaBytes), and lmsGetArgumentOffset and
+                           lmsGetResultOffset give where its arguments go
+                           and its results are */
 } LMSPipelineOptions;
 
 /** Adds the LMS flow to `passManager` (on builtin.module). Returns failure,
@@ -93,6 +100,24 @@ MLIR_CAPI_EXPORTED int64_t lmsGetPeakBytes(MlirModule module,
  *  cannot be analysed (the reason goes to the diagnostic handlers). */
 MLIR_CAPI_EXPORTED int64_t lmsGetArenaBytes(MlirModule module,
                                             MlirStringRef symbol);
+
+/** With the host's arena (arenaArguments, lms.arena_arguments), after a
+ *  lowering: the offset in the arena at which the host writes argument
+ *  `index` (of the function as written, before the lowering dropped it from
+ *  the signature) of the function `symbol`, or -1 where that argument stays
+ *  an argument (one the function borrows, returns, gives to a callee, or of
+ *  dynamic shape). Returns -2 when there is no such function or argument,
+ *  or the function has no such layout. */
+MLIR_CAPI_EXPORTED int64_t lmsGetArgumentOffset(MlirModule module,
+                                                MlirStringRef symbol,
+                                                intptr_t index);
+
+/** The same for result `index`: where the host reads it in the arena after
+ *  the call, or -1 where it is an allocation of its own (which the host
+ *  frees); -2 as for lmsGetArgumentOffset. */
+MLIR_CAPI_EXPORTED int64_t lmsGetResultOffset(MlirModule module,
+                                              MlirStringRef symbol,
+                                              intptr_t index);
 
 #ifdef __cplusplus
 }

@@ -75,6 +75,8 @@ static std::string optionString(const LMSPipelineOptions *options) {
     add("host-budget", options->hostBudget);
     if (options->noSplit)
       add("split", "false");
+    if (options->arenaArguments)
+      add("arena-arguments", "true");
   }
   return text;
 }
@@ -173,6 +175,33 @@ int64_t lmsGetPeakBytes(MlirModule module, MlirStringRef symbol) {
     return -1;
   mlir::lms::MemoryPeakAnalysis peak(*graph);
   return static_cast<int64_t>(peak.getPeakBytes());
+}
+
+/// Entry `index` of the offsets `name` on the function `symbol`, or -2.
+static int64_t layoutOffset(MlirModule module, MlirStringRef symbol,
+                            intptr_t index, llvm::StringRef name,
+                            const char *entryPoint) {
+  Operation *func = lookupFunction(unwrap(module), symbol, entryPoint);
+  if (!func)
+    return -2;
+  auto offsets = func->getAttrOfType<DenseI64ArrayAttr>(name);
+  if (!offsets || index < 0 || index >= offsets.size())
+    return -2;
+  return offsets[index];
+}
+
+int64_t lmsGetArgumentOffset(MlirModule module, MlirStringRef symbol,
+                             intptr_t index) {
+  return layoutOffset(module, symbol, index,
+                      mlir::lms::LMSDialect::getArgumentOffsetsAttrName(),
+                      "lmsGetArgumentOffset");
+}
+
+int64_t lmsGetResultOffset(MlirModule module, MlirStringRef symbol,
+                           intptr_t index) {
+  return layoutOffset(module, symbol, index,
+                      mlir::lms::LMSDialect::getResultOffsetsAttrName(),
+                      "lmsGetResultOffset");
 }
 
 int64_t lmsGetArenaBytes(MlirModule module, MlirStringRef symbol) {

@@ -1123,13 +1123,19 @@ lms::arenaNeed(const Graph &graph, const Plan &plan,
   for (TensorIndex t = 0; t < static_cast<TensorIndex>(graph.numTensors()); ++t)
     if (graph.tensor(t).producer == kEntry && device(t)) {
       resident[t] = 1;
-      add(t, 1);
+      if (ownAllocation[t] == kHostPlaced) {
+        // In the arena before anything the function allocates.
+        open[t] = static_cast<int64_t>(lives.size());
+        lives.push_back({t, -1, graph.tensor(t).bytes, 0, 0});
+      } else {
+        add(t, 1);
+      }
     }
   own.peak = own.bytes;
   slotted.peak = slotted.bytes;
   auto allocate = [&](TensorIndex t, OpIndex op, uint32_t s) {
     resident[t] = 1;
-    if (ownAllocation[t]) {
+    if (ownAllocation[t] && ownAllocation[t] != kHostPlaced) {
       add(t, 1);
       return;
     }

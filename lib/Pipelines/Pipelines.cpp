@@ -216,6 +216,10 @@ void mlir::lms::buildLMSPipeline(OpPassManager &pm,
   uint64_t alignment = options.lower == LMSLowering::None ? 0 : kArenaAlignment;
   // What the schedule and the report count: as the planners do.
   uint64_t countedAlignment = planningAlignment(alignment, options.arena);
+  // The host's arena holds the entry functions' arguments: marked before
+  // the planners, which then plan against that arena.
+  if (options.arenaArguments)
+    pm.addPass(createLMSMarkArenaArguments());
   switch (options.strategy) {
   case LMSStrategy::Plan: {
     LMSPlanOptions plan;

@@ -624,7 +624,13 @@ private:
     std::memset(ptr, kPoison, bytes);
     stats.deviceBytesInUse -= bytes;
     device.erase(it);
-    carved.erase(ptr);
+    // What is still carved out of an arena (the results a function of the
+    // host-arena convention left there for its host) goes with it.
+    if (auto live = carved.find(ptr); live != carved.end()) {
+      for (auto [offset, carvedBytes] : live->second)
+        stats.arenaBytesInUse -= carvedBytes;
+      carved.erase(live);
+    }
     if (firstFit) {
       auto address = addresses.find(ptr);
       returnAddress(address->second, bytes);

@@ -380,12 +380,24 @@ private:
       if (known != results.end())
         callees[i] = known->second;
     }
+    // With the host-arena convention (`lms.arena_arguments`), the host
+    // places the arguments the function owns and frees in the arena it
+    // passes; the other arguments stay the host's allocations.
+    bool hostArena =
+        fg.getFunction()->hasAttr(LMSDialect::getArenaArgumentsAttrName());
+    std::vector<uint8_t> hostPlaced(g.numTensors(), 0);
     for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t) {
       const ::lms::Tensor &tensor = g.tensor(t);
       Value value = fg.getAllocatingValue(t);
       auto shaped = value ? dyn_cast<ShapedType>(value.getType()) : nullptr;
-      if (tensor.producer == ::lms::kEntry || tensor.liveOut ||
-          !(shaped && shaped.hasStaticShape()))
+      bool staticShape = shaped && shaped.hasStaticShape();
+      if (hostArena && tensor.producer == ::lms::kEntry && !tensor.liveOut &&
+          staticShape && tensor.space == ::lms::MemorySpace::Device &&
+          isa<BlockArgument>(value) && !crossing[t]) {
+        hostPlaced[t] = 1;
+        continue;
+      }
+      if (tensor.producer == ::lms::kEntry || tensor.liveOut || !staticShape)
         crossing[t] = 1;
     }
     // What it returns: the terminator's operands, and the copies it returns
@@ -396,6 +408,9 @@ private:
       for (TensorIndex t : g.op(g.numOps() - 1).outputs)
         crossing[t] = 1;
     }
+    for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t)
+      if (hostPlaced[t] && crossing[t])
+        hostPlaced[t] = 0;
 
     // A call's results can go into slots of this function's arena when its
     // callee has results to slot (every one it can) and each of them is a
@@ -437,6 +452,18 @@ private:
         slotMarks[*buffer.tensor] = 1;
         slottedBytes += g.tensor(*buffer.tensor).bytes;
       }
+    // With the host's arena, the results the function allocates to return
+    // them (those a frame variant could take from slots) are in its arena
+    // from their allocation to the end, and the host reads them there.
+    if (hostArena) {
+      for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t)
+        if (slotMarks[t]) {
+          slotMarks[t] = 0;
+          hostPlaced[t] = 1;
+          crossing[t] = 0;
+        }
+      slottedBytes = 0;
+    }
     ::lms::PlacementOptions placement;
     placement.alignment = options.alignment;
     result.callFrames.assign(g.numOps(), -1);
@@ -479,6 +506,8 @@ private:
       for (TensorIndex t = 0; t < static_cast<TensorIndex>(g.numTensors()); ++t)
         if (slotMarks[t])
           ownOrSlot[t] = ::lms::kCallerSlot;
+        else if (hostPlaced[t])
+          ownOrSlot[t] = ::lms::kHostPlaced;
       llvm::Expected<::lms::ArenaNeed> need = ::lms::arenaNeed(
           g, ::lms::referencePlan(g), ownOrSlot, calls, placement);
       if (!need) {

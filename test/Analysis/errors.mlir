@@ -214,3 +214,33 @@ func.func @slotted_kind(%a: tensor<4xf32>) -> tensor<4xf32> {
   %r = call @callee(%a) {lms.slotted = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// COM: The host-arena mark and the layout --lms-carve-arena records.
+// expected-error@+1 {{'lms.arena_arguments' must be a unit attribute on a function}}
+func.func @host_arena_kind(%a: tensor<4xf32>) -> tensor<4xf32> attributes {lms.arena_arguments = true} {
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @host_arena_op(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'lms.arena_arguments' must be a unit attribute on a function}}
+  %b = arith.addf %a, %a {lms.arena_arguments} : tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{'lms.argument_offsets' must be an array<i64> of offsets (or -1) on a function, got array<i64: 0, -2>}}
+func.func @argument_offsets(%a: memref<8xi8>) attributes {lms.argument_offsets = array<i64: 0, -2>} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'lms.result_offsets' must be an array<i64> of offsets (or -1) on a function, got [0]}}
+func.func @result_offsets(%a: memref<8xi8>) attributes {lms.result_offsets = [0]} {
+  return
+}

@@ -102,6 +102,9 @@ int main(int argc, char **argv) {
     /* host=SIZE: the host budget of the offloading planners */
     if (argc >= 9 && strncmp(argv[8], "host=", 5) == 0)
       options.hostBudget = argv[8] + 5;
+    /* arena-arguments: the host places the arguments in the arena */
+    options.arenaArguments =
+        argc >= 9 && strcmp(argv[8], "arena-arguments") == 0;
     result = lmsRunPipeline(module, &options, printError, NULL);
     lowered = strcmp(argv[7], "none") != 0;
   } else {
@@ -119,6 +122,21 @@ int main(int argc, char **argv) {
       strcmp(mode, "flow") == 0 && !(argc >= 9 && strcmp(argv[8], "live") == 0);
   if (!lowered || arena)
     printf("arena after: %" PRId64 "\n", lmsGetArenaBytes(module, funcName));
+  if (lowered && argc >= 9 && strcmp(argv[8], "arena-arguments") == 0) {
+    /* Where the host writes each argument and reads each result. */
+    for (intptr_t i = 0;; ++i) {
+      int64_t offset = lmsGetArgumentOffset(module, funcName, i);
+      if (offset == -2)
+        break;
+      printf("argument %ld at: %" PRId64 "\n", (long)i, offset);
+    }
+    for (intptr_t i = 0;; ++i) {
+      int64_t offset = lmsGetResultOffset(module, funcName, i);
+      if (offset == -2)
+        break;
+      printf("result %ld at: %" PRId64 "\n", (long)i, offset);
+    }
+  }
   if (!lowered) {
     int64_t after = lmsGetPeakBytes(module, funcName);
     printf("peak after: %" PRId64 "\n", after);

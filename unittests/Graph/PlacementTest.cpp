@@ -399,6 +399,37 @@ TEST(PlacementTest, FitArenaPlansAgainForLess) {
   EXPECT_EQ(llvm::toString(failed.takeError()), "budget too small");
 }
 
+TEST(PlacementTest, ArenaNeedPlacesHostArgumentsInTheArena) {
+  Example e;
+  std::vector<std::optional<ArenaCall>> noCalls(e.g.numOps());
+  // The argument a and the result w in the host's arena (kHostPlaced): a
+  // from the start to its free, w from op2 to the end; nothing is an
+  // allocation of its own. The arena holds the live peak (a + x + y + z =
+  // 360 during op1), where a and w as allocations of their own need 390.
+  std::vector<uint8_t> host(e.g.numTensors(), 0);
+  host[e.a] = host[e.w] = kHostPlaced;
+  llvm::Expected<ArenaNeed> placed =
+      arenaNeed(e.g, referencePlan(e.g), host, noCalls);
+  ASSERT_TRUE(static_cast<bool>(placed)) << llvm::toString(placed.takeError());
+  EXPECT_EQ(placed->arenaBytes, 360u);
+  EXPECT_EQ(placed->ownPeakBytes, 0u);
+  // Offloaded across op1, a's bytes serve y there, and its swap-in is
+  // placed in the arena like any buffer: the peak is a + y + w = 330.
+  llvm::Expected<ArenaNeed> swapped =
+      arenaNeed(e.g, e.swapPlan(), host, noCalls);
+  ASSERT_TRUE(static_cast<bool>(swapped))
+      << llvm::toString(swapped.takeError());
+  EXPECT_EQ(swapped->arenaBytes, 330u);
+  EXPECT_EQ(swapped->ownPeakBytes, 0u);
+  // As an allocation of its own (not kHostPlaced), the argument is held
+  // beside the arena from entry: 100 more than its live bytes.
+  std::vector<uint8_t> own(e.g.numTensors(), 0);
+  own[e.a] = 1;
+  llvm::Expected<ArenaNeed> beside = arenaNeed(e.g, e.swapPlan(), own, noCalls);
+  ASSERT_TRUE(static_cast<bool>(beside)) << llvm::toString(beside.takeError());
+  EXPECT_EQ(beside->totalBytes(), 100u + 260u);
+}
+
 TEST(PlacementTest, ArenaNeedSplitsTheArenaFromOwnAllocations) {
   Example e;
   Plan plan = referencePlan(e.g);

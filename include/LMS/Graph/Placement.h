@@ -154,10 +154,18 @@ struct ArenaNeed {
 /// caller's arena instead.
 constexpr uint8_t kCallerSlot = 2;
 
+/// An `ownAllocation` value of arenaNeed for a tensor resident on entry (an
+/// argument): its host places it in the arena the function is given (the
+/// host-arena convention of `lms.arena_arguments`), so it is one of the
+/// arena's buffers from the start of the plan, allocated before every other
+/// buffer (in tensor order) and alive until the plan frees it.
+constexpr uint8_t kHostPlaced = 3;
+
 /// The need of `plan` on `graph`: `ownAllocation[t]` says which tensors are
-/// allocations of their own (nonzero; the rest are placed in the arena, in
-/// the order the plan allocates them; tensors resident on entry are always
-/// the caller's), `calls[op]` which ops are such calls. Fails as
+/// allocations of their own (nonzero but kHostPlaced; the rest are placed in
+/// the arena, in the order the plan allocates them; tensors resident on entry
+/// are the caller's unless kHostPlaced), `calls[op]` which ops are such
+/// calls. Fails as
 /// evaluatePlan does, or when the arena's sizes pass 2^62.
 llvm::Expected<ArenaNeed>
 arenaNeed(const Graph &graph, const Plan &plan,

@@ -147,6 +147,15 @@ struct LMSPipelineOptions : public PassPipelineOptions<LMSPipelineOptions> {
                      "with a lowering, each function's buffers are carved "
                      "out of one arena (--lms-carve-arena)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> arenaArguments{
+      *this, "arena-arguments",
+      llvm::cl::desc("The host places the arguments of each entry function "
+                     "(public, with buffer arguments, called by no function "
+                     "of the module) in the arena it passes "
+                     "(--lms-mark-arena-arguments first; the layout is in "
+                     "lms.arena_bytes, lms.argument_offsets and "
+                     "lms.result_offsets)"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU architecture (lower=gpu)"),
       llvm::cl::init("sm_90")};

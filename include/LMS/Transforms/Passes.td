@@ -788,6 +788,53 @@ def LMSMarkArenaSlots : Pass<"lms-mark-arena-slots", "ModuleOp"> {
   ];
 }
 
+def LMSMarkArenaArguments : Pass<"lms-mark-arena-arguments", "ModuleOp"> {
+  let summary = "Let the host place each entry function's arguments in its "
+                "arena";
+  let description = [{
+    Marks every public function with a body and at least one tensor or
+    memref argument that no function of the module calls with
+    `lms.arena_arguments` (a driver's `@main` without arguments keeps its
+    signature): its host allocates the function's
+    arena and places in it the arguments the function owns, at the offsets
+    the lowering chooses, as TFLite's arena planner places a model's inputs.
+    The function then frees those arguments into its arena at their last
+    use, and their bytes serve the buffers it allocates later; without the
+    mark they are allocations of their own, held beside an arena allocated
+    at entry to the end ([Arena.md](../Arena.md), "Arguments in the
+    arena").
+
+    Run it before the planning passes (`--lms-insert-swaps`,
+    `--lms-rematerialize`, `--lms-plan`), which then plan against the arena
+    that holds the arguments, and before `--lms-host-pipeline` or
+    `--lms-gpu-pipeline` with `arena=true`. `--lms-carve-arena` lowers a
+    marked function to take its arena as a last argument
+    (`memref<Nxi8>`, N in `lms.arena_bytes`), drops the arguments it
+    places from the signature, and records their offsets in
+    `lms.argument_offsets` (one per argument of the function as written, -1
+    for an argument that stays an argument: one it borrows, returns, gives
+    to a callee that frees it, or of dynamic shape). The host writes each
+    placed argument at its offset before the call; the function's results
+    stay allocations of their own. The mark can also be written by hand on
+    any function that no function of the module calls.
+
+    Example: `@step` owns `%x` and frees it after its first op:
+
+    ```mlir
+    func.func @step(%x: tensor<1024xf32>) -> tensor<1024xf32>
+        attributes {lms.arena_arguments} {
+    ```
+
+    lowers to
+
+    ```mlir
+    func.func @step(%arena: memref<8192xi8>) -> memref<1024xf32>
+        attributes {lms.arena_arguments, lms.arena_bytes = 8192 : i64,
+                    lms.argument_offsets = array<i64: 0>, ...}
+    ```
+  }];
+}
+
 def LMSDeallocate : Pass<"lms-deallocate", "ModuleOp"> {
   let summary = "Free every buffer right after its last use, as the memory "
                 "analysis counts it";

@@ -23,6 +23,7 @@
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/BitVector.h"
 
 namespace mlir {
 namespace lms {
@@ -41,6 +42,16 @@ struct Carved {
   gpu::AllocOp alloc;
   gpu::DeallocOp dealloc;
   uint64_t bytes = 0;
+  /// Its life in the placement.
+  size_t life = 0;
+};
+
+/// An argument the host places in the arena (`lms.arena_arguments`).
+struct PlacedArgument {
+  unsigned index = 0;
+  gpu::DeallocOp dealloc;
+  uint64_t bytes = 0;
+  size_t life = 0;
 };
 
 /// Bytes of a memref of static shape and identity layout in the default
@@ -145,6 +156,21 @@ struct LMSCarveArenaPass
 
     bool failedAny = false;
     for (func::FuncOp func : order) {
+      bool hostArena = func->hasAttr(LMSDialect::getArenaArgumentsAttrName());
+      if (hostArena && called.count(func)) {
+        func.emitError() << "'" << LMSDialect::getArenaArgumentsAttrName()
+                         << "' on a function the module calls: its host "
+                            "places its arguments in its arena, which a "
+                            "call in the module does not";
+        failedAny = true;
+        continue;
+      }
+      if (hostArena) {
+        if (failed(carve(func, symbols, limit, /*frame=*/true,
+                         /*hostArguments=*/true)))
+          failedAny = true;
+        continue;
+      }
       if (called.count(func)) {
         // The variant starts as a copy of the function before carving.
         auto variant = cast<func::FuncOp>(func->clone());
@@ -421,9 +447,13 @@ struct LMSCarveArenaPass
   }
 
   /// Places and carves the buffers of `func`: into an arena it allocates,
-  /// or with `frame` into a frame its caller passes as a last argument.
+  /// or with `frame` into a frame its caller passes as a last argument. With
+  /// `hostArguments` (and a frame: the host's arena), the arguments the
+  /// function frees itself are in the arena too, from entry, at offsets the
+  /// host reads in `lms.argument_offsets`; they leave the signature.
   LogicalResult carve(func::FuncOp func, SymbolTable &symbols,
-                      std::optional<uint64_t> limit, bool frame) {
+                      std::optional<uint64_t> limit, bool frame,
+                      bool hostArguments = false) {
     if (!func.getBody().hasOneBlock())
       return success();
     Block &body = func.getBody().front();
@@ -433,6 +463,62 @@ struct LMSCarveArenaPass
 
     std::vector<Carved> carved;
     std::vector<::lms::BufferLife> lives;
+    // The host's arguments first: allocated before anything else, in
+    // argument order (as the arena model counts them, kHostPlaced).
+    std::vector<PlacedArgument> arguments;
+    if (hostArguments) {
+      for (BlockArgument arg : body.getArguments()) {
+        auto type = dyn_cast<MemRefType>(arg.getType());
+        std::optional<uint64_t> bytes = type ? staticBytes(type) : std::nullopt;
+        if (!bytes)
+          continue;
+        auto [dealloc, deallocs] = deallocsOf(sameBuffer(arg));
+        if (deallocs != 1 || dealloc->getBlock() != &body ||
+            escapes(arg, dealloc, symbols))
+          continue;
+        arguments.push_back(
+            {arg.getArgNumber(), dealloc, *bytes, lives.size()});
+        lives.push_back({-1, -1, *bytes, 0, position[dealloc]});
+      }
+    }
+    // And the results the arena model counted in the host's arena (marked
+    // as for slots: buffers the function allocates to return them), from
+    // their allocation to the end.
+    SmallVector<Carved> results;
+    SmallVector<unsigned> resultIndices;
+    if (hostArguments)
+      if (auto marks = func->getAttrOfType<DenseBoolArrayAttr>(
+              LMSDialect::getResultSlotsAttrName());
+          marks && static_cast<unsigned>(marks.size()) == func.getNumResults())
+        if (auto ret = dyn_cast<func::ReturnOp>(body.getTerminator()))
+          for (auto [k, marked] : llvm::enumerate(marks.asArrayRef())) {
+            if (!marked)
+              continue;
+            Value returned = ret.getOperand(k);
+            gpu::AllocOp alloc = allocationOf(returned, body);
+            auto type = dyn_cast<MemRefType>(returned.getType());
+            std::optional<uint64_t> bytes =
+                type ? staticBytes(type) : std::nullopt;
+            if (!alloc || !bytes || alloc.getHostShared() ||
+                !alloc.getDynamicSizes().empty() ||
+                staticBytes(alloc.getType()) != bytes ||
+                deallocsOf(sameBuffer(alloc.getMemref())).second ||
+                llvm::any_of(results, [&](const Carved &r) {
+                  return r.alloc == alloc;
+                })) {
+              func.emitWarning()
+                  << "result " << k
+                  << " is not a buffer the function allocates to return it: "
+                     "it stays an allocation of its own (the arena model "
+                     "counted it in the host's arena)";
+              continue;
+            }
+            lives.push_back({-1, -1, *bytes, position[alloc],
+                             static_cast<uint32_t>(position.size())});
+            results.push_back(
+                {alloc, gpu::DeallocOp(), *bytes, lives.size() - 1});
+            resultIndices.push_back(static_cast<unsigned>(k));
+          }
     for (Operation &op : body) {
       auto alloc = dyn_cast<gpu::AllocOp>(&op);
       if (!alloc || alloc.getHostShared() || !alloc.getDynamicSizes().empty() ||
@@ -448,7 +534,7 @@ struct LMSCarveArenaPass
         continue;
       lives.push_back({static_cast<::lms::TensorIndex>(carved.size()), -1,
                        *bytes, position[alloc], position[dealloc]});
-      carved.push_back({alloc, dealloc, *bytes});
+      carved.push_back({alloc, dealloc, *bytes, lives.size() - 1});
     }
     // Calls to carved functions: their frames live while the call runs. A
     // call whose callee takes its results from slots of this arena does so
@@ -508,7 +594,7 @@ struct LMSCarveArenaPass
       }
       calls.push_back(std::move(carvedCall));
     }
-    if (carved.empty() && calls.empty())
+    if (carved.empty() && calls.empty() && arguments.empty() && results.empty())
       return success();
 
     ::lms::PlacementOptions options;
@@ -592,12 +678,53 @@ struct LMSCarveArenaPass
                 .getAsyncToken());
       dealloc.erase();
     };
-    for (auto [i, buffer] : llvm::enumerate(carved)) {
+    // The host's arguments: views of the arena at their offsets, carved at
+    // entry, released where the function freed them.
+    SmallVector<int64_t> argumentOffsets;
+    if (hostArguments) {
+      argumentOffsets.assign(func.getNumArguments() - 1, -1);
+      llvm::BitVector placedArguments(func.getNumArguments());
+      for (PlacedArgument &argument : arguments) {
+        BlockArgument arg = func.getArgument(argument.index);
+        Location at = arg.getLoc();
+        uint64_t argumentOffset = placement->offsets[argument.life];
+        argumentOffsets[argument.index] = static_cast<int64_t>(argumentOffset);
+        Value offset = arith::ConstantIndexOp::create(
+            b, at, static_cast<int64_t>(argumentOffset));
+        Value view = memref::ViewOp::create(b, at, arg.getType(), arena, offset,
+                                            ValueRange{});
+        notify("lmsArenaAcquire", at, offset, argument.bytes);
+        arg.replaceAllUsesWith(view);
+        placedArguments.set(argument.index);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(argument.dealloc);
+        release(argument.dealloc,
+                arith::ConstantIndexOp::create(
+                    b, argument.dealloc.getLoc(),
+                    static_cast<int64_t>(argumentOffset)),
+                argument.bytes);
+      }
+      if (failed(func.eraseArguments(placedArguments)))
+        return func.emitError() << "cannot drop the arguments placed in "
+                                   "the arena from the signature";
+    }
+    for (Carved &result : results) {
+      gpu::AllocOp alloc = result.alloc;
+      b.setInsertionPoint(alloc);
+      Location at = alloc.getLoc();
+      Value offset = arith::ConstantIndexOp::create(
+          b, at, static_cast<int64_t>(placement->offsets[result.life]));
+      Value view = memref::ViewOp::create(b, at, alloc.getType(), arena, offset,
+                                          ValueRange{});
+      notify("lmsArenaAcquire", at, offset, result.bytes);
+      replaceAllocation(b, alloc, view);
+    }
+    for (Carved &buffer : carved) {
       gpu::AllocOp alloc = buffer.alloc;
       b.setInsertionPoint(alloc);
       Location at = alloc.getLoc();
       Value offset = arith::ConstantIndexOp::create(
-          b, at, static_cast<int64_t>(placement->offsets[i]));
+          b, at, static_cast<int64_t>(placement->offsets[buffer.life]));
       Value view = memref::ViewOp::create(b, at, alloc.getType(), arena, offset,
                                           ValueRange{});
       notify("lmsArenaAcquire", at, offset, buffer.bytes);
@@ -646,6 +773,16 @@ struct LMSCarveArenaPass
     }
     func->setAttr("lms.arena_bytes",
                   b.getI64IntegerAttr(static_cast<int64_t>(arenaBytes)));
+    if (hostArguments) {
+      func->setAttr(LMSDialect::getArgumentOffsetsAttrName(),
+                    b.getDenseI64ArrayAttr(argumentOffsets));
+      SmallVector<int64_t> resultOffsets(func.getNumResults(), -1);
+      for (auto [k, result] : llvm::zip(resultIndices, results))
+        resultOffsets[k] =
+            static_cast<int64_t>(placement->offsets[result.life]);
+      func->setAttr(LMSDialect::getResultOffsetsAttrName(),
+                    b.getDenseI64ArrayAttr(resultOffsets));
+    }
     func->setAttr(
         "lms.arena_live_bytes",
         b.getI64IntegerAttr(static_cast<int64_t>(placement->livePeakBytes)));

@@ -35,3 +35,26 @@ func.func @lender(%in: memref<64xf32>) -> memref<64xf32> {
   %r = call @passthrough(%in) {lms.slotted} : (memref<64xf32>) -> memref<64xf32>
   return %r : memref<64xf32>
 }
+
+// COM: The host-arena mark (lms.arena_arguments) on a function the module
+// COM: calls is an error: a call in the module does not place its arguments
+// COM: in an arena.
+// expected-error@below {{'lms.arena_arguments' on a function the module calls: its host places its arguments in its arena, which a call in the module does not}}
+func.func @hosted(%in: memref<64xf32>) attributes {lms.arena_arguments} {
+  %s = gpu.wait async
+  %f = gpu.dealloc async [%s] %in : memref<64xf32>
+  gpu.wait [%f]
+  return
+}
+func.func @calls_hosted(%in: memref<64xf32>) {
+  call @hosted(%in) : (memref<64xf32>) -> ()
+  return
+}
+
+// COM: With the host's arena, a result marked for it that is not a buffer the
+// COM: function allocates to return it stays an allocation of its own, and
+// COM: the pass says so.
+// expected-warning@below {{result 0 is not a buffer the function allocates to return it: it stays an allocation of its own (the arena model counted it in the host's arena)}}
+func.func @hosted_passthrough(%in: memref<64xf32>) -> memref<64xf32> attributes {lms.arena_arguments, lms.result_slots = array<i1: true>} {
+  return %in : memref<64xf32>
+}

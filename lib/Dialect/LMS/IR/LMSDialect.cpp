@@ -183,6 +183,25 @@ LogicalResult LMSDialect::verifyOperationAttribute(Operation *op,
       return success();
     return error() << "'" << name << "' must be a unit attribute";
   }
+  if (name == getArenaArgumentsAttrName()) {
+    if (isa<UnitAttr>(value) && isa<FunctionOpInterface>(op))
+      return success();
+    return error() << "'" << name << "' must be a unit attribute on a function";
+  }
+  if (name == getArgumentOffsetsAttrName() ||
+      name == getResultOffsetsAttrName()) {
+    // Written by --lms-carve-arena: per argument of the function as it was
+    // before (per result), its offset in the arena, or -1.
+    auto offsets = dyn_cast<DenseI64ArrayAttr>(value);
+    if (isa<FunctionOpInterface>(op) && offsets &&
+        llvm::all_of(offsets.asArrayRef(),
+                     [](int64_t offset) { return offset >= -1; }))
+      return success();
+    return error() << "'" << name
+                   << "' must be an array<i64> of offsets (or -1) on a "
+                      "function, got "
+                   << value;
+  }
   if (name == getResultSlotsAttrName()) {
     // Written by --lms-mark-arena-slots: one entry per function result.
     auto function = dyn_cast<FunctionOpInterface>(op);

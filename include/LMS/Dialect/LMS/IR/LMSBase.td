@@ -52,6 +52,8 @@ def LMS_Dialect : Dialect {
     | `lms.borrowed` | a function argument | unit: the function borrows it (never frees or writes it) |
     | `lms.result_slots` | a function | `array<i1>`, one per result: the results its frame variant takes from a slot of the caller's arena (written by `--lms-mark-arena-slots`, read by `--lms-carve-arena`) |
     | `lms.slotted` | a call | unit: the call's results go into slots of the calling function's arena (written by `--lms-mark-arena-slots`, read by `--lms-carve-arena`) |
+    | `lms.arena_arguments` | a function | unit: its host allocates its arena and places in it the arguments the function owns (written by `--lms-mark-arena-arguments`, read by the arena model and `--lms-carve-arena`) |
+    | `lms.argument_offsets`, `lms.result_offsets` | a function | `array<i64>`, one per argument (of the function as written) or result: its offset in the arena the host passes, or -1 where it is not there (written by `--lms-carve-arena` with `lms.arena_arguments`) |
     | `lms.resident_constants` | the module | unit: constants stay resident from entry to the end |
     | `lms.uploaded_at_entry` | an op | unit: part of the upload of a resident constant |
   }];
@@ -91,6 +93,20 @@ def LMS_Dialect : Dialect {
     }
     static constexpr ::llvm::StringLiteral getSlottedAttrName() {
       return ::llvm::StringLiteral("lms.slotted");
+    }
+    /// Name of the mark of a function whose host places the arguments it
+    /// owns in the arena it passes (--lms-mark-arena-arguments writes it,
+    /// --lms-carve-arena lowers it), and of the offsets --lms-carve-arena
+    /// records there, one per argument (-1: not in the arena).
+    static constexpr ::llvm::StringLiteral getArenaArgumentsAttrName() {
+      return ::llvm::StringLiteral("lms.arena_arguments");
+    }
+    static constexpr ::llvm::StringLiteral getArgumentOffsetsAttrName() {
+      return ::llvm::StringLiteral("lms.argument_offsets");
+    }
+    /// The same for the function's results (-1: an allocation of its own).
+    static constexpr ::llvm::StringLiteral getResultOffsetsAttrName() {
+      return ::llvm::StringLiteral("lms.result_offsets");
     }
   }];
 }
