@@ -34,9 +34,9 @@
 // RUN: diff %t.plain.out %t.arena.out
 // RUN: FileCheck %s --check-prefix=VALUES < %t.arena.out
 // COM: The sum of d = (2 x w)^2 + w over the host's pattern
-// COM: (x[i] = ((7 i) mod 17) / 16 - 0.5, w[i] = ((7 i + 3) mod 17) / 16 - 0.5),
-// COM: as numpy computes it in f32 and sums it in f64, and its bits.
-// VALUES: 45.8701, 4631652462393032704
+// COM: (x[i] = ((7 i) mod 17) / 64, w[i] = ((7 i + 3) mod 17) / 64), as numpy
+// COM: computes it in f32 and sums it in f64, and its bits.
+// VALUES: 129.925, 4638775344738861056
 
 // RUN: lms-opt %s --lms-mark-arena-arguments --lms-report-memory="format=json alignment=256" -o /dev/null > %t.report.json
 // RUN: %check_stats %t.arena.json --analysis %t.report.json --function step --arena --no-leaks | FileCheck %s --check-prefix=STATS

@@ -131,6 +131,11 @@ def flat(emit, value, memref_type):
         n *= d
     if len(dims) == 1:
         return value, n, element
+    if not dims:
+        out = emit.fresh("flat")
+        emit(f"{out} = memref.expand_shape {value} [] output_shape [1] : "
+             f"{memref_type} into memref<1x{element}>")
+        return out, 1, element
     out = emit.fresh("flat")
     reassoc = "[" + ", ".join(str(i) for i in range(len(dims))) + "]"
     emit(f"{out} = memref.collapse_shape {value} [{reassoc}] : "
@@ -139,8 +144,9 @@ def flat(emit, value, memref_type):
 
 
 def fill(emit, value, memref_type, k):
-    """Element i of argument k: ((7 i + 3 k) mod 17) / 16 - 0.5 (floats) or
-    (i + k) mod 7 (integers)."""
+    """Element i of argument k: ((7 i + 3 k) mod 17) / 64 (floats: from 0 to
+    1/4, as images and weights are) or that numerator mod 7 (integers: class
+    labels, indices)."""
     buf, n, element = flat(emit, value, memref_type)
     i = emit.fresh("i")
     emit(f"scf.for {i} = %c0 to %c{n} step %c1 {{")
@@ -157,14 +163,13 @@ def fill(emit, value, memref_type, k):
         f = emit.fresh("f")
         emit(f"  {f} = arith.sitofp {w} : i64 to {element}")
         q = emit.fresh("q")
-        emit(f"  {q} = arith.constant 0.0625 : {element}")
-        h = emit.fresh("h")
-        emit(f"  {h} = arith.constant 0.5 : {element}")
-        p = emit.fresh("p")
-        emit(f"  {p} = arith.mulf {f}, {q} : {element}")
-        emit(f"  {v} = arith.subf {p}, {h} : {element}")
+        emit(f"  {q} = arith.constant 0.015625 : {element}")
+        emit(f"  {v} = arith.mulf {f}, {q} : {element}")
     else:
-        emit(f"  {v} = arith.index_cast {r} : index to {element}")
+        # Small enough for class labels and indices.
+        r7 = emit.fresh("r")
+        emit(f"  {r7} = arith.remui {r}, %c7 : index")
+        emit(f"  {v} = arith.index_cast {r7} : index to {element}")
     emit(f"  memref.store {v}, {buf}[{i}] : memref<{n}x{element}>")
     emit("}")
     return n
