@@ -497,6 +497,12 @@ public:
             " bytes) runs past the end of its arena "
             "of " +
             std::to_string(it->second) + " bytes");
+    // A buffer of no bytes occupies nothing: it may share its offset with a
+    // live buffer (the placer puts it anywhere), so it is not recorded.
+    if (bytes == 0) {
+      ++stats.arenaBuffers;
+      return;
+    }
     auto &live = carved[arena];
     auto next = live.lower_bound(offset);
     auto overlaps = [&](std::map<uint64_t, uint64_t>::iterator other) {
@@ -523,6 +529,8 @@ public:
     if (containing(arena, offset) == device.end())
       fatal("releasing a carved buffer of " + pointerText(arena) +
             ", which is not a live device allocation");
+    if (bytes == 0)
+      return;
     auto live = carved.find(arena);
     if (live == carved.end() || !live->second.count(offset) ||
         live->second[offset] != bytes || !device.count(arena))

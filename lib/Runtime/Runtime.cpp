@@ -89,6 +89,7 @@ std::string Stats::toJson(const char *backend) const {
      << "  \"pinned_reuses\": " << pinnedReuses << ",\n"
      << "  \"arena_peak_bytes\": " << arenaPeakBytes << ",\n"
      << "  \"arena_buffers\": " << arenaBuffers << ",\n"
+     << "  \"arena_bytes_in_use\": " << arenaBytesInUse << ",\n"
      << "  \"leaked_bytes\": " << leakedBytes << ",\n"
      << "  \"leaked_allocations\": " << leakedAllocations << "\n}\n";
   return os.str();

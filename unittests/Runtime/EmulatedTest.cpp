@@ -136,6 +136,37 @@ TEST(EmulatedRuntime, CarvedBuffersAreCountedAndPoisonedOnRelease) {
   mgpuMemFree(arena, nullptr);
 }
 
+TEST(EmulatedRuntime, EmptyCarvedBuffersOccupyNothing) {
+  // A buffer of no bytes (a tensor<0xf32> of a torch export) may be carved
+  // at the offset of a live buffer: acquiring and releasing it leaves that
+  // buffer live. Before, it replaced the live buffer's record, whose
+  // release then failed as "released twice".
+  auto *arena =
+      static_cast<unsigned char *>(mgpuMemAlloc(1024, nullptr, false));
+  auto address = reinterpret_cast<intptr_t>(arena);
+  uint64_t inUse = statField("arena_bytes_in_use");
+  lmsArenaAcquire(address, 0, 288);
+  lmsArenaAcquire(address, 0, 0);
+  lmsArenaRelease(address, 0, 0);
+  EXPECT_EQ(statField("arena_bytes_in_use"), inUse + 288);
+  lmsArenaRelease(address, 0, 288);
+  EXPECT_EQ(statField("arena_bytes_in_use"), inUse);
+  mgpuMemFree(arena, nullptr);
+}
+
+TEST(EmulatedRuntime, FreeingAnArenaDropsWhatIsStillCarved) {
+  // The results a function of the host-arena convention leaves in its
+  // host's arena are dropped with the arena.
+  auto *arena =
+      static_cast<unsigned char *>(mgpuMemAlloc(1024, nullptr, false));
+  auto address = reinterpret_cast<intptr_t>(arena);
+  uint64_t inUse = statField("arena_bytes_in_use");
+  lmsArenaAcquire(address, 256, 512);
+  EXPECT_EQ(statField("arena_bytes_in_use"), inUse + 512);
+  mgpuMemFree(arena, nullptr);
+  EXPECT_EQ(statField("arena_bytes_in_use"), inUse);
+}
+
 TEST(EmulatedRuntime, MemsetAndCopyDirectionsAreCounted) {
   uint64_t h2d = statField("h2d_bytes"), d2h = statField("d2h_bytes");
   std::vector<uint32_t> host(16, 0);
