@@ -38,6 +38,15 @@ that cross the call), and the analysed arena of @step within the budget.
 The budgets are drawn between the smallest feasible budget with the arena
 (arena.min_feasible_bytes of --lms-report-memory) and the unplanned arena
 (--floor live: from the live-bytes floor instead).
+With --host-arena the programs have no @main: @step is marked
+`lms.arena_arguments` (Arena.md, "Arguments in the arena"), so its host
+places its argument and results in the arena it passes; the budgets are
+drawn between the smallest feasible budget with that arena and its
+unplanned arena, and each program runs through a host compiled apart from
+it (test/Integration/Inputs/host_driver.py): the unplanned, unmarked @step
+by an ordinary host and the rewritten one by the host of the arena.
+Checked: the same results (checksums), no leak, the measured high-water
+mark equal to the analysed arena of @step and within the budget.
 With --no-arena everything runs with arena=false: the budget bounds the
 live bytes, each buffer is an allocation of its own, and --lms-split and
 --lms-schedule are drawn too (neither has an arena option), as are the
@@ -457,6 +466,47 @@ METHODS = ["insert-swaps", "rematerialize", "plan", "schedule", "split",
            "moccasin", "joint"]
 
 
+HOST_DRIVER = os.path.join(ROOT, "test", "Integration", "Inputs",
+                           "host_driver.py")
+
+
+def host_arena_program(program):
+    """`program` without its @main, with @step marked lms.arena_arguments."""
+    text = program[:program.index("func.func private @printMemrefF32")]
+    head = re.search(r"^func\.func @step\(.*\) \{$", text, re.MULTILINE)
+    line = head.group(0)
+    return text.replace(line, line[:-1] + "attributes {lms.arena_arguments} {")
+
+
+def execute_host(path, source, work, tag, carved_ir=False):
+    """Runs @step of `path` from a host compiled apart (host_driver.py): an
+    ordinary host, or with `carved_ir` the host of its arena. `source` is
+    the program as written (its signature)."""
+    ll = os.path.join(work, f"{tag}.ll.mlir")
+    cmd = [LMS_OPT, path, "--lms-host-pipeline", "-o", ll]
+    carved = os.path.join(work, f"{tag}.carved.mlir")
+    if carved_ir:
+        cmd.append("-mlir-print-ir-after=lms-carve-arena")
+    r = run(cmd)
+    if r.returncode:
+        return None, "lowering failed: " + r.stderr.strip()[-300:]
+    if carved_ir:
+        open(carved, "w").write(r.stderr)
+    stats = os.path.join(work, f"{tag}.stats.json")
+    env = dict(os.environ, LMS_RUNTIME="emulated", LMS_RUNTIME_STATS=stats,
+               LMS_COPY_DELAY_US="0", LMS_DEVICE_ALLOCATOR="first-fit",
+               PATH=f"{LLVM}/bin:" + os.environ.get("PATH", ""))
+    cmd = [sys.executable, HOST_DRIVER, source, "--function", "step",
+           "--lowered", ll, "--work", os.path.join(work, tag),
+           "--runtime", RUNTIME, "--utils", ",".join(SHARED_LIBS.split(",")[1:])]
+    if carved_ir:
+        cmd += ["--carved", carved]
+    r = run(cmd, env=env, timeout=300)
+    if r.returncode:
+        return None, "run failed: " + (r.stderr + r.stdout).strip()[-300:]
+    return (r.stdout, json.load(open(stats))), None
+
+
 def same_outputs(expected, actual, tolerant):
     """The printed outputs agree: exactly, or with `tolerant` (a softmax
     split by what it reduces is rescaled online: float reassociation)
@@ -475,7 +525,8 @@ def same_outputs(expected, actual, tolerant):
 
 
 def check(index, seed, arena=False, keep=None, multi_result=False,
-          loops=False, softmax=False, gather=False, floor_kind="arena"):
+          loops=False, softmax=False, gather=False, floor_kind="arena",
+          host_arena=False):
     rng = random.Random(seed * 100003 + index)
     pair_rng = random.Random(f"pair-{seed}-{index}") if multi_result else None
     loop_rng = random.Random(f"loop-{seed}-{index}") if loops else None
@@ -484,6 +535,11 @@ def check(index, seed, arena=False, keep=None, multi_result=False,
     gather_rng = random.Random(f"gather-{seed}-{index}") if gather else None
     builder = Program(rng, pair_rng, loop_rng, softmax_rng, gather_rng)
     program = builder.build(rng.randint(6, 28))
+    if host_arena:
+        arena = True
+        plain_program = program[:program.index(
+            "func.func private @printMemrefF32")]
+        program = host_arena_program(program)
     # The arena runs plan against arenas; scheduling has no arena option.
     method = rng.choice(METHODS[:3] if arena else METHODS[:4])
     # Splitting is drawn from a stream of its own, so that the programs and
@@ -581,9 +637,38 @@ def check(index, seed, arena=False, keep=None, multi_result=False,
         if not split and stripped != original and not (
                 reordered and same_ops(stripped, original)):
             return dict(result, violation="strip does not give back the input")
-        base, err = execute(src, work, "orig")
-        if err:
-            return dict(result, violation="original: " + err)
+        if not host_arena:
+            base, err = execute(src, work, "orig")
+            if err:
+                return dict(result, violation="original: " + err)
+        if host_arena:
+            plain = os.path.join(work, "plain.mlir")
+            open(plain, "w").write(plain_program)
+            base, err = execute_host(plain, src, work, "orig")
+            if err:
+                return dict(result, violation="original: " + err)
+            planned, err = execute_host(out, src, work, "planned",
+                                        carved_ir=True)
+            if err:
+                return dict(result, violation="planned: " + err)
+            problems = []
+            if not same_outputs(base[0], planned[0], builder.has_softmax):
+                problems.append("different outputs")
+            analysed = after["step"]["arena"]["bytes"]
+            if planned[1]["peak_device_bytes"] != analysed:
+                problems.append(f"measured {planned[1]['peak_device_bytes']}"
+                                f" != analysed arena {analysed}")
+            if analysed > budget:
+                problems.append(f"analysed arena of @step {analysed} > "
+                                f"budget {budget}")
+            if planned[1]["leaked_bytes"]:
+                problems.append("leaks")
+            rewritten = "lms." in open(out).read().replace(
+                "lms.arena_arguments", "")
+            return dict(result, outcome="rewritten" if rewritten else "fits",
+                        measured=planned[1]["peak_device_bytes"],
+                        analysed=analysed,
+                        violation="; ".join(problems) or None)
         if arena:
             planned, err = execute(out, work, "planned", arena=True)
             if err:
@@ -680,6 +765,10 @@ def main():
                     help="add gathers (a vector read through tensor.extract "
                     "at an index the body computes, a permutation), from a "
                     "random stream of their own")
+    ap.add_argument("--host-arena", action="store_true",
+                    help="@step without @main, marked lms.arena_arguments: "
+                    "its host places its argument and results in the arena "
+                    "it passes; run through a host compiled apart")
     ap.add_argument("--keep", metavar="DIR",
                     help="keep each program's files in DIR/SEED-INDEX")
     a = ap.parse_args()
@@ -701,7 +790,7 @@ def main():
         results = list(pool.map(lambda i: check(i, a.seed, a.arena, a.keep,
                                               a.multi_result, a.loops,
                                               a.softmax, a.gather,
-                                              a.floor),
+                                              a.floor, a.host_arena),
                                 range(a.start, a.start + a.programs)))
     seconds = time.time() - start
     counts = {}

@@ -1174,7 +1174,14 @@ lms::arenaNeed(const Graph &graph, const Plan &plan,
     case Step::Free:
       resident[step.index] = 0;
       if (open[step.index] >= 0) {
-        lives[open[step.index]].end = s;
+        BufferLife &life = lives[open[step.index]];
+        // The host wrote an argument it placed before the call: it holds
+        // its bytes at entry even when the plan frees it first (an unused
+        // argument), as the lowering counts it.
+        life.end = life.op < 0 && life.begin == 0 &&
+                           ownAllocation[step.index] == kHostPlaced
+                       ? std::max<uint32_t>(s, 1)
+                       : s;
         open[step.index] = -1;
       } else {
         add(step.index, -1);

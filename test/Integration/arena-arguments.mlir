@@ -35,8 +35,9 @@
 // RUN: FileCheck %s --check-prefix=VALUES < %t.arena.out
 // COM: The sum of d = (2 x w)^2 + w over the host's pattern
 // COM: (x[i] = ((7 i) mod 17) / 64, w[i] = ((7 i + 3) mod 17) / 64), as numpy
-// COM: computes it in f32 and sums it in f64, and its bits.
-// VALUES: 129.925, 4638775344738861056
+// COM: computes it in f32 and sums it in f64: the sum, its bits, and the bits
+// COM: of the sum weighted by position (element i times i mod 97 + 1).
+// VALUES: 129.925, 4638775344738861056, 4663560376388943872
 
 // RUN: lms-opt %s --lms-mark-arena-arguments --lms-report-memory="format=json alignment=256" -o /dev/null > %t.report.json
 // RUN: %check_stats %t.arena.json --analysis %t.report.json --function step --arena --no-leaks | FileCheck %s --check-prefix=STATS

@@ -478,7 +478,10 @@ struct LMSCarveArenaPass
           continue;
         arguments.push_back(
             {arg.getArgNumber(), dealloc, *bytes, lives.size()});
-        lives.push_back({-1, -1, *bytes, 0, position[dealloc]});
+        // In the arena at entry, even when freed before anything else is
+        // allocated (an unused argument): as the arena model counts it.
+        lives.push_back(
+            {-1, -1, *bytes, 0, std::max<uint32_t>(position[dealloc], 1)});
       }
     }
     // And the results the arena model counted in the host's arena (marked

@@ -54,7 +54,8 @@ def tensor_types(text):
 
 
 def signature(model, function):
-    """(argument types, result types) of `function` in MODEL, as memrefs."""
+    """(argument types, result types, borrowed arguments) of `function` in
+    MODEL, as memrefs."""
     text = open(model).read()
     m = re.search(r"^\s*func\.func\s+(?:public\s+)?@" +
                   re.escape(function) + r"\s*\(", text, re.MULTILINE)
@@ -66,6 +67,8 @@ def signature(model, function):
         i += 1
     args = [a.split(":", 1)[1].strip() for a in
             tensor_types(text[m.end():i - 1])]
+    # A borrowed argument (lms.borrowed) is the host's to free.
+    borrowed = ["lms.borrowed" in a for a in args]
     args = [re.sub(r"\s*\{.*\}$", "", a) for a in args]
     rest = text[i:]
     results = []
@@ -81,7 +84,7 @@ def signature(model, function):
         else:
             results = [re.match(r"tensor<[^>]*>", rest).group(0)]
     memref = lambda t: t.replace("tensor<", "memref<")
-    return [memref(a) for a in args], [memref(r) for r in results]
+    return [memref(a) for a in args], [memref(r) for r in results], borrowed
 
 
 def shape(memref_type):
@@ -176,13 +179,15 @@ def fill(emit, value, memref_type, k):
 
 
 def checksum(emit, value, memref_type):
-    """Prints the sum of the elements in order (as f64)."""
+    """Prints the sum of the elements in order (as f64) and its bits, then
+    the bits of a sum weighted by position (element i times i mod 97 + 1),
+    which a permutation of the elements changes."""
     buf, n, element = flat(emit, value, memref_type)
-    total = emit.fresh("total")
+    total, weighted = emit.fresh("total"), emit.fresh("weighted")
     i = emit.fresh("i")
-    acc = emit.fresh("acc")
-    emit(f"{total} = scf.for {i} = %c0 to %c{n} step %c1 "
-         f"iter_args({acc} = %zero) -> (f64) {{")
+    acc, wacc = emit.fresh("acc"), emit.fresh("wacc")
+    emit(f"{total}, {weighted} = scf.for {i} = %c0 to %c{n} step %c1 "
+         f"iter_args({acc} = %zero, {wacc} = %zero) -> (f64, f64) {{")
     x = emit.fresh("x")
     emit(f"  {x} = memref.load {buf}[{i}] : memref<{n}x{element}>")
     y = emit.fresh("y")
@@ -194,14 +199,26 @@ def checksum(emit, value, memref_type):
         emit(f"  {y} = arith.sitofp {x} : {element} to f64")
     z = emit.fresh("z")
     emit(f"  {z} = arith.addf {acc}, {y} : f64")
-    emit(f"  scf.yield {z} : f64")
+    r, r1 = emit.fresh("r"), emit.fresh("r")
+    emit(f"  {r} = arith.remui {i}, %c97 : index")
+    emit(f"  {r1} = arith.addi {r}, %c1 : index")
+    ri, rf = emit.fresh("ri"), emit.fresh("rf")
+    emit(f"  {ri} = arith.index_cast {r1} : index to i64")
+    emit(f"  {rf} = arith.sitofp {ri} : i64 to f64")
+    wy, wz = emit.fresh("wy"), emit.fresh("wz")
+    emit(f"  {wy} = arith.mulf {y}, {rf} : f64")
+    emit(f"  {wz} = arith.addf {wacc}, {wy} : f64")
+    emit(f"  scf.yield {z}, {wz} : f64, f64")
     emit("}")
-    # The sum and its bits, so that the comparison is exact.
-    bits = emit.fresh("bits")
+    # The sums' bits, so that the comparison is exact.
+    bits, wbits = emit.fresh("bits"), emit.fresh("bits")
     emit(f"{bits} = arith.bitcast {total} : f64 to i64")
+    emit(f"{wbits} = arith.bitcast {weighted} : f64 to i64")
     emit(f"call @printF64({total}) : (f64) -> ()")
     emit("call @printComma() : () -> ()")
     emit(f"call @printI64({bits}) : (i64) -> ()")
+    emit("call @printComma() : () -> ()")
+    emit(f"call @printI64({wbits}) : (i64) -> ()")
     emit("call @printNewline() : () -> ()")
 
 
@@ -220,9 +237,9 @@ def dealloc(emit, value, memref_type):
     emit(f"gpu.wait [{t1}]")
 
 
-def driver(function, args, results, layout):
+def driver(function, args, results, borrowed, layout):
     emit = Emitter()
-    constants = {0, 1, 7, 17}
+    constants = {0, 1, 7, 17, 97}
     body = Emitter()
     passed, arena, arena_type = [], None, None
     if layout:
@@ -243,7 +260,8 @@ def driver(function, args, results, layout):
             body(f"{value} = memref.view {arena}[{c}][] : {arena_type} to {t}")
         else:
             value = alloc(body, t)
-            passed.append(value)
+            if borrowed[k]:
+                passed.append((value, t))
             callee_args.append((value, t))
         constants.add(3 * k)
         n = fill(body, value, t, k)
@@ -268,6 +286,9 @@ def driver(function, args, results, layout):
         checksum(body, value, t)
         if offset < 0:
             dealloc(body, value, t)
+    # What the function borrowed stays the host's.
+    for value, t in passed:
+        dealloc(body, value, t)
     if layout:
         dealloc(body, arena, arena_type)
     for c in sorted(constants):
@@ -301,12 +322,12 @@ def main():
     p.add_argument("--runtime", required=True)
     p.add_argument("--utils", required=True)
     a = p.parse_args()
-    args, results = signature(a.model, a.function)
+    args, results, borrowed = signature(a.model, a.function)
     layout = carved_layout(a.carved, a.function) if a.carved else None
     os.makedirs(a.work, exist_ok=True)
     src = os.path.join(a.work, "driver.mlir")
     with open(src, "w") as f:
-        f.write(driver(a.function, args, results, layout))
+        f.write(driver(a.function, args, results, borrowed, layout))
     lowered = run(["mlir-opt", src, "--convert-scf-to-cf",
                    "--expand-strided-metadata", "--finalize-memref-to-llvm",
                    "--convert-arith-to-llvm", "--convert-index-to-llvm",
