@@ -255,6 +255,33 @@ struct LMSCarveArenaPass
     return gpu::AllocOp();
   }
 
+  /// Result `k` of `ret` as a buffer its function allocates whole to return
+  /// it (static shape, not freed, not already in `taken`) and its bytes: a
+  /// result a slot of the caller's arena or the host's arena can hold.
+  /// Otherwise warns at `func` that the result stays an allocation of its
+  /// own, though the arena model counted it in `where`.
+  static std::optional<std::pair<gpu::AllocOp, uint64_t>>
+  returnedAllocation(func::FuncOp func, func::ReturnOp ret, unsigned k,
+                     ArrayRef<gpu::AllocOp> taken, StringRef where) {
+    Block &body = *ret->getBlock();
+    Value returned = ret.getOperand(k);
+    gpu::AllocOp alloc = allocationOf(returned, body);
+    auto type = dyn_cast<MemRefType>(returned.getType());
+    std::optional<uint64_t> bytes = type ? staticBytes(type) : std::nullopt;
+    if (alloc && bytes && !alloc.getHostShared() &&
+        alloc.getDynamicSizes().empty() &&
+        staticBytes(alloc.getType()) == bytes &&
+        !deallocsOf(sameBuffer(alloc.getMemref())).second &&
+        !llvm::is_contained(taken, alloc))
+      return std::make_pair(alloc, *bytes);
+    func.emitWarning() << "result " << k
+                       << " is not a buffer the function allocates to return "
+                          "it: it stays an allocation of its own (the arena "
+                          "model counted it in "
+                       << where << ")";
+    return std::nullopt;
+  }
+
   /// With `lms.result_slots` on `func` (--lms-mark-arena-slots: the results
   /// the arena model counts in its caller's arena), a copy of `variant`
   /// (carved with a frame, or carving nothing) that takes those results
@@ -277,24 +304,12 @@ struct LMSCarveArenaPass
     for (auto [k, marked] : llvm::enumerate(marks.asArrayRef())) {
       if (!marked)
         continue;
-      Value returned = ret.getOperand(k);
-      gpu::AllocOp alloc = allocationOf(returned, body);
-      auto type = dyn_cast<MemRefType>(returned.getType());
-      std::optional<uint64_t> bytes = type ? staticBytes(type) : std::nullopt;
-      bool freed = alloc && deallocsOf(sameBuffer(alloc.getMemref())).second;
-      if (!alloc || !bytes || alloc.getHostShared() ||
-          !alloc.getDynamicSizes().empty() ||
-          staticBytes(alloc.getType()) != bytes || freed ||
-          llvm::is_contained(allocs, alloc)) {
-        func.emitWarning() << "result " << k
-                           << " is not a buffer the function allocates to "
-                              "return it: it stays an allocation of its own "
-                              "(the arena model counted it in the caller's "
-                              "arena)";
+      auto found =
+          returnedAllocation(func, ret, k, allocs, "the caller's arena");
+      if (!found)
         return;
-      }
       slots.push_back(static_cast<unsigned>(k));
-      allocs.push_back(alloc);
+      allocs.push_back(found->first);
     }
     if (slots.empty())
       return;
@@ -497,29 +512,18 @@ struct LMSCarveArenaPass
           for (auto [k, marked] : llvm::enumerate(marks.asArrayRef())) {
             if (!marked)
               continue;
-            Value returned = ret.getOperand(k);
-            gpu::AllocOp alloc = allocationOf(returned, body);
-            auto type = dyn_cast<MemRefType>(returned.getType());
-            std::optional<uint64_t> bytes =
-                type ? staticBytes(type) : std::nullopt;
-            if (!alloc || !bytes || alloc.getHostShared() ||
-                !alloc.getDynamicSizes().empty() ||
-                staticBytes(alloc.getType()) != bytes ||
-                deallocsOf(sameBuffer(alloc.getMemref())).second ||
-                llvm::any_of(results, [&](const Carved &r) {
-                  return r.alloc == alloc;
-                })) {
-              func.emitWarning()
-                  << "result " << k
-                  << " is not a buffer the function allocates to return it: "
-                     "it stays an allocation of its own (the arena model "
-                     "counted it in the host's arena)";
+            SmallVector<gpu::AllocOp> taken;
+            for (const Carved &result : results)
+              taken.push_back(result.alloc);
+            auto found =
+                returnedAllocation(func, ret, k, taken, "the host's arena");
+            if (!found)
               continue;
-            }
-            lives.push_back({-1, -1, *bytes, position[alloc],
+            auto [alloc, bytes] = *found;
+            lives.push_back({-1, -1, bytes, position[alloc],
                              static_cast<uint32_t>(position.size())});
             results.push_back(
-                {alloc, gpu::DeallocOp(), *bytes, lives.size() - 1});
+                {alloc, gpu::DeallocOp(), bytes, lives.size() - 1});
             resultIndices.push_back(static_cast<unsigned>(k));
           }
     for (Operation &op : body) {
@@ -711,18 +715,9 @@ struct LMSCarveArenaPass
         return func.emitError() << "cannot drop the arguments placed in "
                                    "the arena from the signature";
     }
-    for (Carved &result : results) {
-      gpu::AllocOp alloc = result.alloc;
-      b.setInsertionPoint(alloc);
-      Location at = alloc.getLoc();
-      Value offset = arith::ConstantIndexOp::create(
-          b, at, static_cast<int64_t>(placement->offsets[result.life]));
-      Value view = memref::ViewOp::create(b, at, alloc.getType(), arena, offset,
-                                          ValueRange{});
-      notify("lmsArenaAcquire", at, offset, result.bytes);
-      replaceAllocation(b, alloc, view);
-    }
-    for (Carved &buffer : carved) {
+    // Each carved allocation becomes a view of the arena at its offset;
+    // returns the offset.
+    auto carveAllocation = [&](const Carved &buffer) {
       gpu::AllocOp alloc = buffer.alloc;
       b.setInsertionPoint(alloc);
       Location at = alloc.getLoc();
@@ -732,6 +727,13 @@ struct LMSCarveArenaPass
                                           ValueRange{});
       notify("lmsArenaAcquire", at, offset, buffer.bytes);
       replaceAllocation(b, alloc, view);
+      return offset;
+    };
+    // The results the host reads stay carved after the return.
+    for (Carved &result : results)
+      carveAllocation(result);
+    for (Carved &buffer : carved) {
+      Value offset = carveAllocation(buffer);
       b.setInsertionPoint(buffer.dealloc);
       release(buffer.dealloc, offset, buffer.bytes);
     }
