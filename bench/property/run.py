@@ -524,6 +524,29 @@ def same_outputs(expected, actual, tolerant):
     return True
 
 
+def arena_verdict(result, out, base, planned, tolerant, expected, step_arena,
+                  budget):
+    """The checks of a run with arenas: the same outputs as `base`, the
+    measured high-water mark equal to the analysed arena `expected`, the
+    analysed arena of @step within the budget, no leaks."""
+    problems = []
+    if not same_outputs(base[0], planned[0], tolerant):
+        problems.append("different outputs")
+    measured = planned[1]["peak_device_bytes"]
+    if measured != expected:
+        problems.append(f"measured {measured} != analysed arena {expected}")
+    if step_arena > budget:
+        problems.append(f"analysed arena of @step {step_arena} > budget "
+                        f"{budget}")
+    if planned[1]["leaked_bytes"]:
+        problems.append("leaks")
+    # The host-arena mark is the input's, not a rewrite.
+    rewritten = "lms." in open(out).read().replace("lms.arena_arguments", "")
+    return dict(result, outcome="rewritten" if rewritten else "fits",
+                measured=measured, analysed=step_arena,
+                violation="; ".join(problems) or None)
+
+
 def check(index, seed, arena=False, keep=None, multi_result=False,
           loops=False, softmax=False, gather=False, floor_kind="arena",
           host_arena=False):
@@ -651,47 +674,20 @@ def check(index, seed, arena=False, keep=None, multi_result=False,
                                         carved_ir=True)
             if err:
                 return dict(result, violation="planned: " + err)
-            problems = []
-            if not same_outputs(base[0], planned[0], builder.has_softmax):
-                problems.append("different outputs")
-            analysed = after["step"]["arena"]["bytes"]
-            if planned[1]["peak_device_bytes"] != analysed:
-                problems.append(f"measured {planned[1]['peak_device_bytes']}"
-                                f" != analysed arena {analysed}")
-            if analysed > budget:
-                problems.append(f"analysed arena of @step {analysed} > "
-                                f"budget {budget}")
-            if planned[1]["leaked_bytes"]:
-                problems.append("leaks")
-            rewritten = "lms." in open(out).read().replace(
-                "lms.arena_arguments", "")
-            return dict(result, outcome="rewritten" if rewritten else "fits",
-                        measured=planned[1]["peak_device_bytes"],
-                        analysed=analysed,
-                        violation="; ".join(problems) or None)
+            # The host allocates @step's arena: what it measures is that.
+            return arena_verdict(result, out, base, planned,
+                                 builder.has_softmax,
+                                 after["step"]["arena"]["bytes"],
+                                 after["step"]["arena"]["bytes"], budget)
         if arena:
             planned, err = execute(out, work, "planned", arena=True)
             if err:
                 return dict(result, violation="planned: " + err)
-            problems = []
-            if not same_outputs(base[0], planned[0], builder.has_softmax):
-                problems.append("different outputs")
-            if planned[1]["peak_device_bytes"] != after["main"]["arena"][
-                    "bytes"]:
-                problems.append(f"measured {planned[1]['peak_device_bytes']}"
-                                f" != analysed arena "
-                                f"{after['main']['arena']['bytes']}")
-            if after["step"]["arena"]["bytes"] > budget:
-                problems.append(f"analysed arena of @step "
-                                f"{after['step']['arena']['bytes']} > budget "
-                                f"{budget}")
-            if planned[1]["leaked_bytes"]:
-                problems.append("leaks")
-            rewritten = "lms." in open(out).read()
-            return dict(result, outcome="rewritten" if rewritten else "fits",
-                        measured=planned[1]["peak_device_bytes"],
-                        analysed=after["step"]["arena"]["bytes"],
-                        violation="; ".join(problems) or None)
+            # @main holds @step's frame in its arena: it measures @main's.
+            return arena_verdict(result, out, base, planned,
+                                 builder.has_softmax,
+                                 after["main"]["arena"]["bytes"],
+                                 after["step"]["arena"]["bytes"], budget)
         planned, err = execute(out, work, "planned", capacity=budget
                                if method != "split" and
                                budget >= after["main"]["peak_bytes"]
