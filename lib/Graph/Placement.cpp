@@ -1175,12 +1175,10 @@ lms::arenaNeed(const Graph &graph, const Plan &plan,
       resident[step.index] = 0;
       if (open[step.index] >= 0) {
         BufferLife &life = lives[open[step.index]];
-        // The host wrote an argument it placed before the call: it holds
-        // its bytes at entry even when the plan frees it first (an unused
-        // argument), as the lowering counts it.
+        // An argument the host placed holds its bytes at entry.
         life.end = life.op < 0 && life.begin == 0 &&
                            ownAllocation[step.index] == kHostPlaced
-                       ? std::max<uint32_t>(s, 1)
+                       ? hostPlacedEnd(s)
                        : s;
         open[step.index] = -1;
       } else {

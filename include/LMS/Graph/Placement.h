@@ -161,6 +161,13 @@ constexpr uint8_t kCallerSlot = 2;
 /// buffer (in tensor order) and alive until the plan frees it.
 constexpr uint8_t kHostPlaced = 3;
 
+/// Where the life of an argument its host placed ends, given where the
+/// function frees it: never before the first allocation, since the host
+/// wrote it into the arena before the call even when the function frees it
+/// before anything else (an unused argument). arenaNeed (over plan steps)
+/// and the lowering (over op positions) end it so.
+inline uint32_t hostPlacedEnd(uint32_t end) { return end > 1 ? end : 1; }
+
 /// The need of `plan` on `graph`: `ownAllocation[t]` says which tensors are
 /// allocations of their own (nonzero but kHostPlaced; the rest are placed in
 /// the arena, in the order the plan allocates them; tensors resident on entry

@@ -493,10 +493,9 @@ struct LMSCarveArenaPass
           continue;
         arguments.push_back(
             {arg.getArgNumber(), dealloc, *bytes, lives.size()});
-        // In the arena at entry, even when freed before anything else is
-        // allocated (an unused argument): as the arena model counts it.
+        // In the arena at entry, as the arena model counts it.
         lives.push_back(
-            {-1, -1, *bytes, 0, std::max<uint32_t>(position[dealloc], 1)});
+            {-1, -1, *bytes, 0, ::lms::hostPlacedEnd(position[dealloc])});
       }
     }
     // And the results the arena model counted in the host's arena (marked
