@@ -4,9 +4,11 @@
 set -euo pipefail
 
 # libzstd-dev: LLVM's static libraries link zstd (scripts/check-static.sh).
+# llvm-22 (llc) and lld (ld.lld): the host-arena tests compile a model apart
+# from its host (test/Integration/Inputs/host_driver.py).
 packages=(
   cmake ninja-build g++ lld python3 clang-format-14
-  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  llvm-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev libgmock-dev
   coinor-libcbc-dev libgecode-dev pkg-config
   libzstd-dev
