@@ -6,13 +6,17 @@
 //
 //  - every graph file given (the reference order of each, and the plan files
 //    given with --plans, e.g. those bench/remat/run.py writes);
+//  - the buffers of every report given with --reports (the JSON of
+//    --lms-report-memory=format=json: each function's arena buffers over the
+//    plan steps they are alive, e.g. the headline models' offloading plans
+//    as bench/arena_models.py makes them);
 //  - synthetic training-shaped programs of n buffers (a forward pass whose
 //    activations live until their backward use, gradients short-lived, and a
 //    few weights alive throughout; sizes drawn from a wide distribution), up
 //    to 10^5 buffers.
 //
-//   lms-bench-placement [--graphs G1.json,G2.json] [--sizes 1000,10000,100000]
-//                       [--json out.json]
+//   lms-bench-placement [--graphs G1.json,G2.json] [--reports R1.json]
+//                       [--sizes 1000,10000,100000] [--json out.json]
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,10 +27,12 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <limits>
 #include <random>
 
 using namespace lms;
@@ -34,6 +40,11 @@ using namespace lms;
 static llvm::cl::list<std::string>
     graphs("graphs", llvm::cl::desc("Graph files (reference order)"),
            llvm::cl::CommaSeparated);
+static llvm::cl::list<std::string>
+    reports("reports",
+            llvm::cl::desc("Memory reports (--lms-report-memory JSON) whose "
+                           "arena buffers to place"),
+            llvm::cl::CommaSeparated);
 static llvm::cl::list<int64_t> sizes("sizes",
                                      llvm::cl::desc("Synthetic buffer counts"),
                                      llvm::cl::CommaSeparated);
@@ -69,6 +80,58 @@ static std::vector<BufferLife> syntheticTraining(int64_t n, uint64_t seed) {
     lives.push_back({-1, -1, size(), backward, std::min(steps, backward + 2)});
   }
   return lives;
+}
+
+/// The arena buffers of each function of a memory report, over the plan
+/// steps they are alive (begin_step, end_step), one list per function with
+/// buffers. Fails with a message on a file that is not such a report.
+static llvm::Expected<
+    std::vector<std::pair<std::string, std::vector<BufferLife>>>>
+readReport(llvm::StringRef path) {
+  auto fail = [&](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   path + ": " + message);
+  };
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+      llvm::MemoryBuffer::getFile(path);
+  if (!text)
+    return fail(text.getError().message());
+  llvm::Expected<llvm::json::Value> root =
+      llvm::json::parse((*text)->getBuffer());
+  if (!root)
+    return fail(llvm::toString(root.takeError()));
+  const llvm::json::Object *object = root->getAsObject();
+  const llvm::json::Array *functions =
+      object ? object->getArray("functions") : nullptr;
+  if (!functions)
+    return fail("not a memory report (no \"functions\")");
+  std::vector<std::pair<std::string, std::vector<BufferLife>>> result;
+  for (const llvm::json::Value &function : *functions) {
+    const llvm::json::Object *f = function.getAsObject();
+    const llvm::json::Object *arena = f ? f->getObject("arena") : nullptr;
+    const llvm::json::Array *buffers =
+        arena ? arena->getArray("buffers") : nullptr;
+    if (!buffers || buffers->empty())
+      continue;
+    std::vector<BufferLife> lives;
+    for (const llvm::json::Value &buffer : *buffers) {
+      const llvm::json::Object *b = buffer.getAsObject();
+      std::optional<int64_t> bytes = b ? b->getInteger("bytes") : std::nullopt;
+      std::optional<int64_t> begin =
+          b ? b->getInteger("begin_step") : std::nullopt;
+      std::optional<int64_t> end = b ? b->getInteger("end_step") : std::nullopt;
+      if (!bytes || !begin || !end || *bytes < 0 || *begin < 0 ||
+          *end < *begin || *end > std::numeric_limits<uint32_t>::max())
+        return fail("an arena buffer without bytes, begin_step and end_step "
+                    "(a report of an older lms-opt?)");
+      lives.push_back({-1, -1, static_cast<uint64_t>(*bytes),
+                       static_cast<uint32_t>(*begin),
+                       static_cast<uint32_t>(*end)});
+    }
+    std::optional<llvm::StringRef> name = f->getString("name");
+    result.push_back({name ? name->str() : "?", std::move(lives)});
+  }
+  return result;
 }
 
 namespace {
@@ -121,8 +184,18 @@ int main(int argc, char **argv) {
     }
     rows.push_back(place(llvm::sys::path::stem(path).str(), *lives));
   }
+  for (const std::string &path : reports) {
+    auto functions = readReport(path);
+    if (!functions) {
+      llvm::errs() << llvm::toString(functions.takeError()) << "\n";
+      return 1;
+    }
+    for (auto &[name, lives] : *functions)
+      rows.push_back(
+          place((llvm::sys::path::stem(path) + "/@" + name).str(), lives));
+  }
   std::vector<int64_t> counts(sizes.begin(), sizes.end());
-  if (counts.empty() && graphs.empty())
+  if (counts.empty() && graphs.empty() && reports.empty())
     counts = {1000, 10000, 100000};
   for (int64_t n : counts)
     rows.push_back(place(llvm::formatv("synthetic-training-{0}", n).str(),

@@ -29,7 +29,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.lms_tools_dir, append_path=True)
 
 tool_dirs = [config.lms_tools_dir, config.llvm_tools_dir]
-tools = ["lms-opt", "lms-opt-server", "lms-plan", "lms-capi-test", "mlir-opt", "mlir-runner", "mlir-translate"]
+tools = ["lms-opt", "lms-opt-server", "lms-plan", "lms-bench-placement", "lms-capi-test", "mlir-opt", "mlir-runner", "mlir-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # Execution tests: the runtime, mlir-runner's utilities, and python for the

@@ -561,6 +561,11 @@ struct LMSReportMemoryPass
             auto [first, last] = opRange(r, life);
             json.attribute("first_op", static_cast<int64_t>(first));
             json.attribute("last_op", static_cast<int64_t>(last));
+            // The plan steps [begin, end) it is alive over: what the
+            // placement saw (lms-bench-placement --reports places them
+            // again).
+            json.attribute("begin_step", static_cast<int64_t>(life.begin));
+            json.attribute("end_step", static_cast<int64_t>(life.end));
           });
       });
     });

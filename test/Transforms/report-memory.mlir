@@ -13,9 +13,9 @@
 // COM: says so), so no op needs a fourth buffer and the arguments at entry
 // COM: (3 MiB) set the smallest feasible budget.
 
-// TEXT: @two_layers: peak 4.00 MiB (4194304 bytes) at op 0 'tensor.empty' ({{.*}}report-memory.mlir:[[# @LINE + 69]]:8)
+// TEXT: @two_layers: peak 4.00 MiB (4194304 bytes) at op 0 'tensor.empty' ({{.*}}report-memory.mlir:[[# @LINE + 73]]:8)
 // TEXT-NEXT: live at the peak (largest 4 of 4):
-// TEXT-NEXT: 1.00 MiB  %arg0  tensor<512x512xf32> ({{.*}}report-memory.mlir:[[# @LINE + 66]]:
+// TEXT-NEXT: 1.00 MiB  %arg0  tensor<512x512xf32> ({{.*}}report-memory.mlir:[[# @LINE + 70]]:
 // TEXT: host memory peak: 0 B (v100-16g host memory: 59.6 GiB)
 // COM: The five buffers pack without a hole: the arena is the live peak.
 // TEXT-NEXT: arena: 4.00 MiB (4194304 bytes) for a live peak of 4.00 MiB: ratio 1.0000, fragmentation 0.00% (5 buffers, {{.*}})
@@ -39,7 +39,7 @@
 // JSON-NEXT: "peak_op": {
 // JSON-NEXT: "index": 0,
 // JSON-NEXT: "name": "tensor.empty",
-// JSON-NEXT: "loc": "{{.*}}report-memory.mlir:[[# @LINE + 43]]:8"
+// JSON-NEXT: "loc": "{{.*}}report-memory.mlir:[[# @LINE + 47]]:8"
 // JSON: "live_at_peak": [
 // JSON-NEXT: {
 // JSON-NEXT: "value": "%arg0",
@@ -58,7 +58,11 @@
 // JSON-NEXT: "bytes": 1048576,
 // JSON-NEXT: "offset": {{[0-9]+}},
 // JSON-NEXT: "first_op": -1,
-// JSON-NEXT: "last_op": 1
+// JSON-NEXT: "last_op": 1,
+// COM: The plan steps the placement saw: alive from entry to its free after
+// COM: op 1 (step 2); lms-bench-placement --reports places these again.
+// JSON-NEXT: "begin_step": 0,
+// JSON-NEXT: "end_step": 2
 // JSON: "timeline": [
 // JSON-NEXT: {
 // JSON-NEXT: "index": 0,
