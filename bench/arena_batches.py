@@ -3,7 +3,7 @@
 
     bench/arena_batches.py [--device v100-16g] [--models resnet50:224,...]
                            [--methods swap,remat] [--work DIR]
-                           [--json F] [--markdown F]
+                           [--arena-arguments] [--json F] [--markdown F]
 
 For each headline model (docs/results/headline.json) and method, finds by
 binary search the largest batch for which the method's pass with
@@ -13,7 +13,11 @@ as --lms-carve-arena lowers it) within the device's capacity. The search
 starts at the batches the headline found without LMS and with the method
 (live bytes; an older device preset may have made them larger or smaller)
 and grows by a quarter above the largest that fits. `--live-bytes` runs the
-same search with arena=false, the reference under the same presets. Exports
+same search with arena=false, the reference under the same presets.
+`--arena-arguments` runs --lms-mark-arena-arguments first: the host places
+the step's arguments and results in the arena (the convention of
+`lms.arena_arguments`, docs/Arena.md), so those that die early share its
+bytes instead of standing beside it. Exports
 missing models with tools/torch-export (as bench/headline.py does).
 """
 import argparse
@@ -32,14 +36,16 @@ LMS_OPT = os.environ.get("LMS_OPT",
                          os.path.join(ROOT, "build", "bin", "lms-opt"))
 
 
-def attempt(bench, model, size, batch, device, method, cap, log, arena=True):
+def attempt(bench, model, size, batch, device, method, cap, log, arena=True,
+            arena_arguments=False):
     """(fits, record) for one batch: the pass with arena=true (or without:
     live bytes), then the report of the rewritten function."""
     path = bench.export(model, size, batch)
     if path is None:
         return False, {"error": "export"}
     report = path + f".{device}.{method}.arena-batch.json"
-    passes = [f"--{headline.PASSES[method]}=budget={cap} device={device} "
+    passes = ["--lms-mark-arena-arguments"] if arena_arguments else []
+    passes += [f"--{headline.PASSES[method]}=budget={cap} device={device} "
               f"alignment=256" + (" arena=true" if arena else " arena=false"),
               f"--lms-report-memory=format=json alignment=256 "
               f"device={device} file={report}"]
@@ -75,6 +81,9 @@ def main():
     ap.add_argument("--live-bytes", action="store_true",
                     help="the same search without arena=true: the budget "
                     "bounds live bytes (the reference for the arena batch)")
+    ap.add_argument("--arena-arguments", action="store_true",
+                    help="mark the step first (--lms-mark-arena-arguments): "
+                    "its arguments and results in the host's arena")
     ap.add_argument("--json", default="")
     ap.add_argument("--markdown", default="")
     args = ap.parse_args()
@@ -94,7 +103,8 @@ def main():
             best = None
             probe = lambda b: attempt(bench, row["model"], row["size"], b,
                                       args.device, method, cap, sys.stderr,
-                                      not args.live_bytes)
+                                      not args.live_bytes,
+                                      args.arena_arguments)
             lo, hi = 0, None          # lo fits (or is 0); hi does not
             for b in (low, high):
                 if not b or b <= lo or (hi is not None and b >= hi):
