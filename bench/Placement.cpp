@@ -50,6 +50,11 @@ static llvm::cl::list<int64_t> sizes("sizes",
                                      llvm::cl::CommaSeparated);
 static llvm::cl::opt<std::string>
     jsonPath("json", llvm::cl::desc("Write JSON here"), llvm::cl::init(""));
+static llvm::cl::opt<unsigned>
+    workLimit("work",
+              llvm::cl::desc("The placer's work limit in millions of "
+                             "overlapping pairs (0: its default)"),
+              llvm::cl::init(0));
 static llvm::cl::opt<uint64_t>
     alignment("alignment", llvm::cl::desc("Alignment of offsets and sizes"),
               llvm::cl::init(256));
@@ -146,6 +151,7 @@ struct Row {
 static Row place(std::string name, const std::vector<BufferLife> &lives) {
   PlacementOptions options;
   options.alignment = alignment;
+  options.workLimit = workLimit;
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<Placement> placement = placeBuffers(lives, options);
   double seconds =

@@ -204,8 +204,6 @@ public:
   uint64_t size(uint32_t i) const { return sizes[i]; }
 
   /// Places every occupying buffer of `order` (others get offset 0) and
-  /// returns the arena size.
-  /// Places every occupying buffer of `order` (others get offset 0) and
   /// returns the arena size. With firstFit, each takes the lowest gap that
   /// holds it instead of the smallest.
   uint64_t run(llvm::ArrayRef<uint32_t> order, std::vector<uint64_t> &offsets,
@@ -613,6 +611,65 @@ constraintPlacements(llvm::ArrayRef<BufferLife> buffers, GreedyPlacer &placer,
   return found;
 }
 
+/// The canonical search step (PlacementCanonical.cpp), for at most
+/// kCanonicalBuffers buffers with at most kCanonicalPairs overlapping pairs
+/// (the search keeps their lists): first under the live peak itself, then
+/// by bisection between the highest capacity it found nothing under and
+/// the best placement so far, within kCanonicalNodesPerBuffer nodes per
+/// buffer in all and at most kCanonicalWork nodes times buffers (a node
+/// costs about a microsecond per 100 buffers: a second and a half for
+/// GPT-2's offloading plan of 1,438 buffers); each probe gets its share of
+/// what is left. A placement it finds replaces the best (it is lower).
+constexpr size_t kCanonicalBuffers = 4000;
+constexpr uint64_t kCanonicalPairs = 2000000;
+constexpr uint64_t kCanonicalNodesPerBuffer = 64;
+constexpr uint64_t kCanonicalWork = 150000000;
+constexpr unsigned kCanonicalProbes = 8;
+
+void canonicalStep(llvm::ArrayRef<BufferLife> buffers,
+                   const GreedyPlacer &placer, uint64_t alignment,
+                   uint64_t pairs, Placement &result, uint64_t &best) {
+  std::vector<uint32_t> items;
+  std::vector<detail::Rectangle> rectangles;
+  for (auto [i, life] : llvm::enumerate(buffers))
+    if (occupies(life)) {
+      items.push_back(static_cast<uint32_t>(i));
+      rectangles.push_back({placer.size(i), life.begin, life.end, 0});
+    }
+  if (items.empty() || items.size() > kCanonicalBuffers ||
+      pairs > kCanonicalPairs)
+    return;
+  uint64_t budget = std::min<uint64_t>(kCanonicalNodesPerBuffer * items.size(),
+                                       kCanonicalWork / items.size());
+  // lo: no placement found under it (or none exists); best: one is known.
+  uint64_t lo = result.livePeakBytes - 1;
+  for (unsigned probe = 0; probe < kCanonicalProbes && budget; ++probe) {
+    uint64_t capacity =
+        probe == 0 ? result.livePeakBytes : lo + (best - lo) / 2;
+    capacity = capacity / alignment * alignment;
+    if (capacity <= lo || capacity >= best)
+      break;
+    uint64_t share = budget / (kCanonicalProbes - probe);
+    detail::CanonicalResult found =
+        detail::canonicalOffsets(rectangles, capacity, share);
+    budget -= std::min(budget, found.nodes);
+    if (!found.found) {
+      lo = capacity;
+      continue;
+    }
+    uint64_t arena = 0;
+    for (auto [k, i] : llvm::enumerate(items)) {
+      result.offsets[i] = found.offsets[k];
+      arena = std::max(arena, found.offsets[k] + placer.size(i));
+    }
+    best = arena;
+    result.strategy = "canonical";
+    ++result.placementsTried;
+    if (best == result.livePeakBytes)
+      break;
+  }
+}
+
 } // namespace
 
 llvm::Expected<Placement> lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
@@ -965,6 +1022,10 @@ placeNormalized(llvm::ArrayRef<BufferLife> buffers,
       best = beforeBest;
     }
   }
+  // The canonical search: under the live peak, then capacities between the
+  // lowest it found nothing under and the best so far.
+  if (options.canonicalSearch && best > result.livePeakBytes)
+    canonicalStep(buffers, placer, alignment, pairs, result, best);
   result.arenaBytes = best;
   return result;
 }

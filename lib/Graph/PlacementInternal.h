@@ -34,6 +34,24 @@ std::optional<std::vector<uint64_t>>
 solveOffsets(llvm::ArrayRef<Rectangle> rectangles, uint64_t capacity,
              uint64_t alignment, uint64_t fails);
 
+/// What the canonical search found under a capacity.
+struct CanonicalResult {
+  /// A placement within the capacity was found (in `offsets`).
+  bool found = false;
+  /// The search ran to the end without one: no placement fits the capacity.
+  bool infeasible = false;
+  std::vector<uint64_t> offsets;
+  /// Search nodes used.
+  uint64_t nodes = 0;
+};
+
+/// Offsets for `rectangles` (sizes already aligned; reserves ignored) so
+/// that no two alive at the same step overlap and each ends at or below
+/// `capacity`: a complete depth-first search over placements in canonical
+/// order (PlacementCanonical.cpp), within `nodeLimit` nodes. Deterministic.
+CanonicalResult canonicalOffsets(llvm::ArrayRef<Rectangle> rectangles,
+                                 uint64_t capacity, uint64_t nodeLimit);
+
 } // namespace lms::detail
 
 #endif // LMS_LIB_GRAPH_PLACEMENTINTERNAL_H

@@ -15,7 +15,12 @@
 // buffers exactly by a constraint program (once as they are, once with room
 // kept above them for the smaller buffers alive with them) and the rest
 // around them; then it improves the best by ruin and recreate around the
-// buffers that reach the top and by a search over orders. Time is counted by
+// buffers that reach the top and by a search over orders; last, for up to
+// 4,000 buffers, a complete search over placements in canonical order (after
+// MiniMalloc: offsets never decrease, each buffer at the lowest offset left,
+// with the bytes still to place bounding every step) looks for a placement
+// at the live peak, then bisects between the lowest capacity where it found
+// none and the best so far. Time is counted by
 // allocations, so the offsets depend only on the order of allocations and
 // releases. Work is bounded by counts, never by time, so the result is the same
 // on any machine (a build without Gecode may place differently).
@@ -70,6 +75,9 @@ struct PlacementOptions {
   /// them (two ways), and improve from those placements too (see
   /// placeBuffers).
   bool constraintSearch = true;
+  /// Last, search placements in canonical order (PlacementCanonical.cpp)
+  /// under the live peak and then between it and the best so far.
+  bool canonicalSearch = true;
 };
 
 struct Placement {
