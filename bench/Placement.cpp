@@ -55,6 +55,11 @@ static llvm::cl::opt<unsigned>
               llvm::cl::desc("The placer's work limit in millions of "
                              "overlapping pairs (0: its default)"),
               llvm::cl::init(0));
+static llvm::cl::opt<bool> canonical(
+    "canonical",
+    llvm::cl::desc("Run the placer's canonical search (its last step; "
+                   "--canonical=false measures the placer without it)"),
+    llvm::cl::init(true));
 static llvm::cl::opt<uint64_t>
     alignment("alignment", llvm::cl::desc("Alignment of offsets and sizes"),
               llvm::cl::init(256));
@@ -152,6 +157,7 @@ static Row place(std::string name, const std::vector<BufferLife> &lives) {
   PlacementOptions options;
   options.alignment = alignment;
   options.workLimit = workLimit;
+  options.canonicalSearch = canonical;
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<Placement> placement = placeBuffers(lives, options);
   double seconds =

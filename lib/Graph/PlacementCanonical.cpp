@@ -80,6 +80,10 @@ public:
     int64_t running = 0;
     for (uint32_t t = 0; t < steps; ++t)
       initialTotals[t] = static_cast<uint64_t>(running += delta[t]);
+    most.resize(n);
+    for (size_t k = 0; k < n; ++k)
+      most[k] = *std::max_element(initialTotals.begin() + begins[k],
+                                  initialTotals.begin() + ends[k]);
   }
 
   /// The overlapping pairs (each counted once).
@@ -92,10 +96,6 @@ public:
     size_t n = sizes.size();
     std::vector<uint32_t> preorder(n);
     std::iota(preorder.begin(), preorder.end(), 0);
-    std::vector<uint64_t> most(n, 0);
-    for (size_t k = 0; k < n; ++k)
-      most[k] = *std::max_element(initialTotals.begin() + begins[k],
-                                  initialTotals.begin() + ends[k]);
     auto key = [&](uint32_t k, char c) -> uint64_t {
       uint64_t length = ends[k] - begins[k];
       switch (c) {
@@ -253,6 +253,8 @@ private:
   std::vector<uint32_t> begins, ends;
   std::vector<uint32_t> overlapStart, overlaps;
   std::vector<uint64_t> initialTotals;
+  /// The most bytes alive at a step of each buffer's life.
+  std::vector<uint64_t> most;
   // Search state.
   std::vector<uint32_t> rank;
   std::vector<uint64_t> lowest, floors, totals;
