@@ -86,9 +86,6 @@ public:
                                   initialTotals.begin() + ends[k]);
   }
 
-  /// The overlapping pairs (each counted once).
-  size_t pairs() const { return overlaps.size() / 2; }
-
   /// Searches with the buffers preordered by `keys` (each 'T': the most
   /// bytes alive at a step of the buffer's life, 'A': bytes x steps, 'W':
   /// steps; larger first, then by index) within `nodeLimit` nodes.
@@ -272,6 +269,11 @@ detail::canonicalOffsets(llvm::ArrayRef<Rectangle> rectangles,
     result.found = true;
     return result;
   }
+  // Every rectangle must take space over a nonempty life (the placer passes
+  // only those); with any other, the search does not run.
+  for (const Rectangle &r : rectangles)
+    if (r.bytes == 0 || r.end <= r.begin)
+      return result;
   CanonicalSearch search(rectangles, capacity);
   // MiniMalloc's three preorders in turn, with node limits that double from
   // the number of buffers: one of them often finds a placement quickly

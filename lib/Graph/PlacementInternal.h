@@ -45,7 +45,8 @@ struct CanonicalResult {
   uint64_t nodes = 0;
 };
 
-/// Offsets for `rectangles` (sizes already aligned; reserves ignored) so
+/// Offsets for `rectangles` (sizes already aligned, each of some bytes over
+/// a nonempty life, else nothing is searched; reserves ignored) so
 /// that no two alive at the same step overlap and each ends at or below
 /// `capacity`: a complete depth-first search over placements in canonical
 /// order (PlacementCanonical.cpp), within `nodeLimit` nodes. Deterministic.
