@@ -358,8 +358,9 @@ TEST(PlacementTest, CanonicalSearchImprovesOnEveryOtherStep) {
   without.canonicalSearch = false;
   Placement before = mustPlace(lives, without);
   EXPECT_EQ(before.livePeakBytes, 21706u);
-  if (haveConstraintSolver())
+  if (haveConstraintSolver()) {
     EXPECT_EQ(before.arenaBytes, 21751u);
+  }
   Placement after = mustPlace(lives);
   expectValid(lives, after);
   EXPECT_EQ(after.arenaBytes, 21706u);
