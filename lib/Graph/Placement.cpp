@@ -641,6 +641,7 @@ void canonicalStep(llvm::ArrayRef<BufferLife> buffers,
     return;
   uint64_t budget = std::min<uint64_t>(kCanonicalNodesPerBuffer * items.size(),
                                        kCanonicalWork / items.size());
+  detail::CanonicalSearcher searcher(rectangles);
   // lo: no placement found under it (or none exists); best: one is known.
   uint64_t lo = result.livePeakBytes - 1;
   for (unsigned probe = 0; probe < kCanonicalProbes && budget; ++probe) {
@@ -650,8 +651,7 @@ void canonicalStep(llvm::ArrayRef<BufferLife> buffers,
     if (capacity <= lo || capacity >= best)
       break;
     uint64_t share = budget / (kCanonicalProbes - probe);
-    detail::CanonicalResult found =
-        detail::canonicalOffsets(rectangles, capacity, share);
+    detail::CanonicalResult found = searcher.solve(capacity, share);
     budget -= std::min(budget, found.nodes);
     if (!found.found) {
       lo = capacity;

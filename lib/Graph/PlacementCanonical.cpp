@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <numeric>
 
 using namespace lms;
@@ -43,9 +44,7 @@ enum class Outcome { Found, Exhausted, Aborted };
 
 class CanonicalSearch {
 public:
-  CanonicalSearch(llvm::ArrayRef<detail::Rectangle> rectangles,
-                  uint64_t capacity)
-      : capacity(capacity) {
+  explicit CanonicalSearch(llvm::ArrayRef<detail::Rectangle> rectangles) {
     size_t n = rectangles.size();
     for (const detail::Rectangle &r : rectangles) {
       sizes.push_back(r.bytes);
@@ -86,10 +85,11 @@ public:
                                   initialTotals.begin() + ends[k]);
   }
 
-  /// Searches with the buffers preordered by `keys` (each 'T': the most
-  /// bytes alive at a step of the buffer's life, 'A': bytes x steps, 'W':
-  /// steps; larger first, then by index) within `nodeLimit` nodes.
-  Outcome run(llvm::StringRef keys, uint64_t nodeLimit) {
+  /// Searches under `capacity` with the buffers preordered by `keys` (each 'T':
+  /// the most bytes alive at a step of the buffer's life, 'A': bytes x steps,
+  /// 'W': steps; larger first, then by index) within `nodeLimit` nodes.
+  Outcome run(llvm::StringRef keys, uint64_t capacity, uint64_t nodeLimit) {
+    this->capacity = capacity;
     size_t n = sizes.size();
     std::vector<uint32_t> preorder(n);
     std::iota(preorder.begin(), preorder.end(), 0);
@@ -242,7 +242,7 @@ private:
     return true;
   }
 
-  uint64_t capacity;
+  uint64_t capacity = 0;
   uint32_t steps = 0;
   std::vector<uint32_t> next;
   std::vector<uint64_t> raisedFloors;
@@ -261,24 +261,40 @@ private:
 
 } // namespace
 
-detail::CanonicalResult
-detail::canonicalOffsets(llvm::ArrayRef<Rectangle> rectangles,
-                         uint64_t capacity, uint64_t nodeLimit) {
+struct detail::CanonicalSearcher::Impl {
+  explicit Impl(llvm::ArrayRef<Rectangle> rectangles) : search(rectangles) {}
+  CanonicalSearch search;
+};
+
+detail::CanonicalSearcher::CanonicalSearcher(
+    llvm::ArrayRef<Rectangle> rectangles)
+    : count(rectangles.size()) {
+  // Every rectangle must take space over a nonempty life (the placer passes
+  // only those); with any other, nothing is searched.
+  for (const Rectangle &r : rectangles)
+    if (r.bytes == 0 || r.end <= r.begin)
+      return;
+  if (!rectangles.empty())
+    impl = std::make_unique<Impl>(rectangles);
+}
+
+detail::CanonicalSearcher::~CanonicalSearcher() = default;
+
+detail::CanonicalResult detail::CanonicalSearcher::solve(uint64_t capacity,
+                                                         uint64_t nodeLimit) {
   CanonicalResult result;
-  if (rectangles.empty()) {
+  if (!count) {
     result.found = true;
     return result;
   }
-  // Every rectangle must take space over a nonempty life (the placer passes
-  // only those); with any other, the search does not run.
-  for (const Rectangle &r : rectangles)
-    if (r.bytes == 0 || r.end <= r.begin)
-      return result;
-  CanonicalSearch search(rectangles, capacity);
+  if (!impl)
+    return result;
+  CanonicalSearch &search = impl->search;
   // MiniMalloc's three preorders in turn, with node limits that double from
   // the number of buffers: one of them often finds a placement quickly
-  // where the others wander.
-  uint64_t perRun = rectangles.size();
+  // where the others wander. A run that ends without a placement (not
+  // stopped by its limit) proves there is none: the others are not tried.
+  uint64_t perRun = count;
   bool exhausted = false;
   while (!result.found && !exhausted && result.nodes < nodeLimit) {
     perRun *= 2;
@@ -286,7 +302,7 @@ detail::canonicalOffsets(llvm::ArrayRef<Rectangle> rectangles,
       uint64_t left = nodeLimit - std::min(nodeLimit, result.nodes);
       if (!left)
         break;
-      Outcome outcome = search.run(keys, std::min(perRun, left));
+      Outcome outcome = search.run(keys, capacity, std::min(perRun, left));
       result.nodes += search.nodes;
       if (outcome == Outcome::Found) {
         result.found = true;
@@ -294,8 +310,6 @@ detail::canonicalOffsets(llvm::ArrayRef<Rectangle> rectangles,
         break;
       }
       if (outcome == Outcome::Exhausted) {
-        // A complete search found nothing: no placement within `capacity`.
-        result.infeasible = true;
         exhausted = true;
         break;
       }

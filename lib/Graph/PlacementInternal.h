@@ -6,6 +6,7 @@
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -38,20 +39,28 @@ solveOffsets(llvm::ArrayRef<Rectangle> rectangles, uint64_t capacity,
 struct CanonicalResult {
   /// A placement within the capacity was found (in `offsets`).
   bool found = false;
-  /// The search ran to the end without one: no placement fits the capacity.
-  bool infeasible = false;
   std::vector<uint64_t> offsets;
   /// Search nodes used.
   uint64_t nodes = 0;
 };
 
-/// Offsets for `rectangles` (sizes already aligned, each of some bytes over
-/// a nonempty life, else nothing is searched; reserves ignored) so
-/// that no two alive at the same step overlap and each ends at or below
-/// `capacity`: a complete depth-first search over placements in canonical
-/// order (PlacementCanonical.cpp), within `nodeLimit` nodes. Deterministic.
-CanonicalResult canonicalOffsets(llvm::ArrayRef<Rectangle> rectangles,
-                                 uint64_t capacity, uint64_t nodeLimit);
+/// Offsets for a set of rectangles (sizes already aligned, each of some
+/// bytes over a nonempty life, else nothing is searched; reserves ignored)
+/// so that no two alive at the same step overlap and each ends at or below
+/// a capacity: a complete depth-first search over placements in canonical
+/// order (PlacementCanonical.cpp). The overlaps are found once; each solve
+/// searches under its capacity within its node limit. Deterministic.
+class CanonicalSearcher {
+public:
+  explicit CanonicalSearcher(llvm::ArrayRef<Rectangle> rectangles);
+  ~CanonicalSearcher();
+  CanonicalResult solve(uint64_t capacity, uint64_t nodeLimit);
+
+private:
+  struct Impl;
+  size_t count = 0;
+  std::unique_ptr<Impl> impl;
+};
 
 } // namespace lms::detail
 
