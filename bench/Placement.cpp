@@ -57,9 +57,14 @@ static llvm::cl::opt<unsigned>
               llvm::cl::init(0));
 static llvm::cl::opt<bool> canonical(
     "canonical",
-    llvm::cl::desc("Run the placer's canonical search (its last step; "
+    llvm::cl::desc("Run the placer's canonical search (its sixth step; "
                    "--canonical=false measures the placer without it)"),
     llvm::cl::init(true));
+static llvm::cl::opt<bool>
+    sweep("sweep",
+          llvm::cl::desc("Run the placer's sweep search (its last step; "
+                         "--sweep=false measures the placer without it)"),
+          llvm::cl::init(true));
 static llvm::cl::opt<uint64_t>
     alignment("alignment", llvm::cl::desc("Alignment of offsets and sizes"),
               llvm::cl::init(256));
@@ -158,6 +163,7 @@ static Row place(std::string name, const std::vector<BufferLife> &lives) {
   options.alignment = alignment;
   options.workLimit = workLimit;
   options.canonicalSearch = canonical;
+  options.sweepSearch = sweep;
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<Placement> placement = placeBuffers(lives, options);
   double seconds =

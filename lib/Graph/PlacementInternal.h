@@ -62,6 +62,27 @@ private:
   std::unique_ptr<Impl> impl;
 };
 
+/// Offsets for the same rectangles under a capacity by a depth-first search
+/// in the order of time (PlacementSweep.cpp): each buffer, by first step,
+/// at the bottom or top of a gap that those before it leave, best fit
+/// first, with the states shown to lead nowhere remembered. `fixed`, when
+/// given, has an offset for each rectangle: kept where it is not ~0 (those
+/// must not overlap each other), searched where it is. `nodes` of the
+/// result counts its work: nodes plus the buffers they look at.
+/// Deterministic.
+class SweepSearcher {
+public:
+  explicit SweepSearcher(llvm::ArrayRef<Rectangle> rectangles,
+                         llvm::ArrayRef<uint64_t> fixed = {});
+  ~SweepSearcher();
+  CanonicalResult solve(uint64_t capacity, uint64_t workLimit);
+
+private:
+  struct Impl;
+  size_t count = 0;
+  std::unique_ptr<Impl> impl;
+};
+
 } // namespace lms::detail
 
 #endif // LMS_LIB_GRAPH_PLACEMENTINTERNAL_H

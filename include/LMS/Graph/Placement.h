@@ -78,6 +78,9 @@ struct PlacementOptions {
   /// Last, search placements in canonical order (PlacementCanonical.cpp)
   /// under the live peak and then between it and the best so far.
   bool canonicalSearch = true;
+  /// Then search placements in the order of time (PlacementSweep.cpp): the
+  /// large buffers first, the others around them.
+  bool sweepSearch = true;
 };
 
 struct Placement {
