@@ -672,99 +672,99 @@ void canonicalStep(llvm::ArrayRef<BufferLife> buffers,
 
 /// The sweep search step (PlacementSweep.cpp), for as many buffers and
 /// overlapping pairs as the canonical step, where the best placement is
-/// still more than 1/kSweepAbove above the live peak. The buffers go in
-/// tiers by size: at least 1/kSweepShares[0] of the live peak, and the rest
-/// (with them, few states would repeat and the search would remember in
-/// vain). Each tier is searched in the order of time around the tiers
-/// before it, under a capacity (the last of several tiers under anything
-/// below the best so far: the small buffers find room in the gaps or just
-/// above): first the live peak, then by bisection between the highest
-/// capacity it found nothing under and the best, within kSweepWork (nodes
-/// plus the buffers they look at, about 20 ns each) in all.
+/// still more than 1/kSweepAbove above the live peak. The large buffers (at
+/// least 1/kSweepLargeShare of the live peak) are searched in the order of
+/// time under a capacity: first the live peak, then by bisection between
+/// the highest capacity they found no placement under and the lower of the
+/// best so far and the lowest top they reached. Around each placement of
+/// them, the small ones (with them, few states would repeat and the search
+/// would remember in vain) are searched the same way under the best less
+/// one unit, then by bisection down to the large ones' top. Within
+/// kSweepWork units of work in all (a node plus the buffers it looks at,
+/// about 20 ns each).
 constexpr uint64_t kSweepAbove = 50;
-constexpr uint64_t kSweepShares[] = {1000};
-constexpr unsigned kSweepTiers = 2;
+constexpr uint64_t kSweepLargeShare = 1000;
 constexpr uint64_t kSweepWork = 200000000;
 constexpr unsigned kSweepProbes = 8;
 
 void sweepStep(llvm::ArrayRef<BufferLife> buffers, const GreedyPlacer &placer,
                uint64_t alignment, uint64_t pairs, Placement &result,
                uint64_t &best) {
-  std::vector<uint32_t> items;
-  std::vector<detail::Rectangle> rectangles;
-  std::vector<unsigned> tiers;
+  std::vector<uint32_t> items, large;
+  std::vector<detail::Rectangle> rectangles, largeRectangles;
   for (auto [i, life] : llvm::enumerate(buffers))
     if (occupies(life)) {
       detail::Rectangle r{placer.size(i), life.begin, life.end, 0};
-      unsigned tier = 0;
-      while (tier < kSweepTiers - 1 &&
-             r.bytes < result.livePeakBytes / kSweepShares[tier])
-        ++tier;
+      if (r.bytes >= result.livePeakBytes / kSweepLargeShare) {
+        large.push_back(static_cast<uint32_t>(items.size()));
+        largeRectangles.push_back(r);
+      }
       items.push_back(static_cast<uint32_t>(i));
       rectangles.push_back(r);
-      tiers.push_back(tier);
     }
   if (items.empty() || items.size() > kCanonicalBuffers ||
       pairs > kCanonicalPairs)
     return;
-  unsigned lastTier = *std::max_element(tiers.begin(), tiers.end());
-  uint64_t budget = kSweepWork;
-  uint64_t lo = result.livePeakBytes - 1;
   constexpr uint64_t kFree = ~uint64_t(0);
+  detail::SweepSearcher largeSearch(largeRectangles);
+  uint64_t budget = kSweepWork;
+  // No placement of the large ones found under lo; none lower than
+  // largeTop's found yet.
+  uint64_t lo = result.livePeakBytes - 1;
+  uint64_t largeTop = best;
   for (unsigned probe = 0; probe < kSweepProbes && budget; ++probe) {
-    uint64_t capacity =
-        probe == 0 ? result.livePeakBytes : lo + (best - lo) / 2;
+    uint64_t hi = std::min(best, largeTop);
+    uint64_t capacity = probe == 0 ? result.livePeakBytes : lo + (hi - lo) / 2;
     capacity = capacity / alignment * alignment;
-    if (capacity <= lo || capacity >= best)
+    if (capacity <= lo || capacity >= hi)
       break;
     uint64_t share = budget / (kSweepProbes - probe);
-    // The offsets of the tiers placed so far (kFree for the others).
-    std::vector<uint64_t> offsets(items.size(), kFree);
-    bool placedAll = true;
-    unsigned failedTier = 0;
-    for (unsigned tier = 0; tier <= lastTier && placedAll; ++tier) {
-      std::vector<uint32_t> members;
-      std::vector<detail::Rectangle> memberRectangles;
-      std::vector<uint64_t> fixed;
-      bool any = false;
-      for (auto [k, t] : llvm::enumerate(tiers))
-        if (t <= tier) {
-          members.push_back(static_cast<uint32_t>(k));
-          memberRectangles.push_back(rectangles[k]);
-          fixed.push_back(offsets[k]);
-          any |= t == tier;
-        }
-      if (!any)
-        continue;
-      detail::SweepSearcher search(memberRectangles, fixed);
-      detail::CanonicalResult found = search.solve(
-          tier && tier == lastTier ? best - alignment : capacity, share);
-      share -= std::min(share, found.nodes);
-      budget -= std::min(budget, found.nodes);
-      if (!found.found) {
-        placedAll = false;
-        failedTier = tier;
-        break;
-      }
-      for (auto [m, k] : llvm::enumerate(members))
-        offsets[k] = found.offsets[m];
-    }
-    if (!placedAll) {
-      // Nothing under this capacity (the last tier may place under the
-      // best with more room above it: not a reason to look higher).
-      if (failedTier < lastTier)
-        lo = capacity;
-      else
-        break;
-      continue;
-    }
-    uint64_t arena = 0;
-    for (auto [k, i] : llvm::enumerate(items))
-      arena = std::max(arena, offsets[k] + placer.size(i));
-    if (arena >= best) {
+    detail::CanonicalResult found = largeSearch.solve(capacity, share);
+    budget -= std::min(budget, found.nodes);
+    if (!found.found) {
       lo = capacity;
       continue;
     }
+    std::vector<uint64_t> offsets(items.size(), kFree);
+    uint64_t top = 0;
+    for (auto [m, k] : llvm::enumerate(large)) {
+      offsets[k] = found.offsets[m];
+      top = std::max(top, found.offsets[m] + rectangles[k].bytes);
+    }
+    largeTop = std::min(largeTop, top);
+    uint64_t arena = top;
+    if (large.size() < items.size()) {
+      // The small ones around them: under the best, then lower.
+      detail::SweepSearcher all(rectangles, offsets);
+      uint64_t smallLo = top - 1, smallHi = best;
+      bool any = false;
+      for (unsigned round = 0; round < kSweepProbes && budget; ++round) {
+        uint64_t under =
+            round == 0 ? best - alignment : smallLo + (smallHi - smallLo) / 2;
+        under = under / alignment * alignment;
+        if (under <= smallLo || under >= smallHi)
+          break;
+        detail::CanonicalResult placed =
+            all.solve(under, std::min(budget, share));
+        budget -= std::min(budget, placed.nodes);
+        if (!placed.found) {
+          if (round == 0)
+            break;
+          smallLo = under;
+          continue;
+        }
+        any = true;
+        offsets = std::move(placed.offsets);
+        smallHi = 0;
+        for (auto [k, i] : llvm::enumerate(items))
+          smallHi = std::max(smallHi, offsets[k] + placer.size(i));
+      }
+      if (!any)
+        continue;
+      arena = smallHi;
+    }
+    if (arena >= best)
+      continue;
     for (auto [k, i] : llvm::enumerate(items))
       result.offsets[i] = offsets[k];
     best = arena;

@@ -20,7 +20,7 @@
 //
 // On ResNet-50's offloading plan at batch 919, whose large buffers are 1, 2,
 // 4 or 8 times one size and alone fill the live peak over hundreds of steps,
-// the placer reaches 1.0064 of the live peak so, where the canonical search
+// the placer reaches 1.0018 of the live peak so, where the canonical search
 // (in the order of offsets) and every other step stay at 1.0999. On plans
 // of many distinct sizes (Moccasin's random layered graphs) it finds
 // nothing the other steps do not. Work is counted in nodes and in the
