@@ -626,18 +626,28 @@ constexpr uint64_t kCanonicalNodesPerBuffer = 64;
 constexpr uint64_t kCanonicalWork = 150000000;
 constexpr unsigned kCanonicalProbes = 8;
 
-void canonicalStep(llvm::ArrayRef<BufferLife> buffers,
-                   const GreedyPlacer &placer, uint64_t alignment,
-                   uint64_t pairs, Placement &result, uint64_t &best) {
-  std::vector<uint32_t> items;
-  std::vector<detail::Rectangle> rectangles;
+/// The buffers that take space (`items`, their indices) as the searches
+/// of steps 6 and 7 see them; false when there are none or more than those
+/// searches take.
+bool searchRectangles(llvm::ArrayRef<BufferLife> buffers,
+                      const GreedyPlacer &placer, uint64_t pairs,
+                      std::vector<uint32_t> &items,
+                      std::vector<detail::Rectangle> &rectangles) {
   for (auto [i, life] : llvm::enumerate(buffers))
     if (occupies(life)) {
       items.push_back(static_cast<uint32_t>(i));
       rectangles.push_back({placer.size(i), life.begin, life.end, 0});
     }
-  if (items.empty() || items.size() > kCanonicalBuffers ||
-      pairs > kCanonicalPairs)
+  return !items.empty() && items.size() <= kCanonicalBuffers &&
+         pairs <= kCanonicalPairs;
+}
+
+void canonicalStep(llvm::ArrayRef<BufferLife> buffers,
+                   const GreedyPlacer &placer, uint64_t alignment,
+                   uint64_t pairs, Placement &result, uint64_t &best) {
+  std::vector<uint32_t> items;
+  std::vector<detail::Rectangle> rectangles;
+  if (!searchRectangles(buffers, placer, pairs, items, rectangles))
     return;
   uint64_t budget = std::min<uint64_t>(kCanonicalNodesPerBuffer * items.size(),
                                        kCanonicalWork / items.size());
@@ -651,7 +661,7 @@ void canonicalStep(llvm::ArrayRef<BufferLife> buffers,
     if (capacity <= lo || capacity >= best)
       break;
     uint64_t share = budget / (kCanonicalProbes - probe);
-    detail::CanonicalResult found = searcher.solve(capacity, share);
+    detail::SearchResult found = searcher.solve(capacity, share);
     budget -= std::min(budget, found.nodes);
     if (!found.found) {
       lo = capacity;
@@ -692,19 +702,13 @@ void sweepStep(llvm::ArrayRef<BufferLife> buffers, const GreedyPlacer &placer,
                uint64_t &best) {
   std::vector<uint32_t> items, large;
   std::vector<detail::Rectangle> rectangles, largeRectangles;
-  for (auto [i, life] : llvm::enumerate(buffers))
-    if (occupies(life)) {
-      detail::Rectangle r{placer.size(i), life.begin, life.end, 0};
-      if (r.bytes >= result.livePeakBytes / kSweepLargeShare) {
-        large.push_back(static_cast<uint32_t>(items.size()));
-        largeRectangles.push_back(r);
-      }
-      items.push_back(static_cast<uint32_t>(i));
-      rectangles.push_back(r);
-    }
-  if (items.empty() || items.size() > kCanonicalBuffers ||
-      pairs > kCanonicalPairs)
+  if (!searchRectangles(buffers, placer, pairs, items, rectangles))
     return;
+  for (auto [k, r] : llvm::enumerate(rectangles))
+    if (r.bytes >= result.livePeakBytes / kSweepLargeShare) {
+      large.push_back(static_cast<uint32_t>(k));
+      largeRectangles.push_back(r);
+    }
   constexpr uint64_t kFree = ~uint64_t(0);
   detail::SweepSearcher largeSearch(largeRectangles);
   uint64_t budget = kSweepWork;
@@ -719,7 +723,7 @@ void sweepStep(llvm::ArrayRef<BufferLife> buffers, const GreedyPlacer &placer,
     if (capacity <= lo || capacity >= hi)
       break;
     uint64_t share = budget / (kSweepProbes - probe);
-    detail::CanonicalResult found = largeSearch.solve(capacity, share);
+    detail::SearchResult found = largeSearch.solve(capacity, share);
     budget -= std::min(budget, found.nodes);
     if (!found.found) {
       lo = capacity;
@@ -744,8 +748,7 @@ void sweepStep(llvm::ArrayRef<BufferLife> buffers, const GreedyPlacer &placer,
         under = under / alignment * alignment;
         if (under <= smallLo || under >= smallHi)
           break;
-        detail::CanonicalResult placed =
-            all.solve(under, std::min(budget, share));
+        detail::SearchResult placed = all.solve(under, std::min(budget, share));
         budget -= std::min(budget, placed.nodes);
         if (!placed.found) {
           if (round == 0)

@@ -269,20 +269,22 @@ struct detail::CanonicalSearcher::Impl {
 detail::CanonicalSearcher::CanonicalSearcher(
     llvm::ArrayRef<Rectangle> rectangles)
     : count(rectangles.size()) {
-  // Every rectangle must take space over a nonempty life (the placer passes
-  // only those); with any other, nothing is searched.
-  for (const Rectangle &r : rectangles)
-    if (r.bytes == 0 || r.end <= r.begin)
-      return;
-  if (!rectangles.empty())
+  // With any rectangle that takes no space, nothing is searched.
+  if (!rectangles.empty() && searchable(rectangles))
     impl = std::make_unique<Impl>(rectangles);
 }
 
 detail::CanonicalSearcher::~CanonicalSearcher() = default;
 
-detail::CanonicalResult detail::CanonicalSearcher::solve(uint64_t capacity,
-                                                         uint64_t nodeLimit) {
-  CanonicalResult result;
+bool detail::searchable(llvm::ArrayRef<Rectangle> rectangles) {
+  return llvm::all_of(rectangles, [](const Rectangle &r) {
+    return r.bytes != 0 && r.end > r.begin;
+  });
+}
+
+detail::SearchResult detail::CanonicalSearcher::solve(uint64_t capacity,
+                                                      uint64_t nodeLimit) {
+  SearchResult result;
   if (!count) {
     result.found = true;
     return result;

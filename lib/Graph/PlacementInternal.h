@@ -35,14 +35,19 @@ std::optional<std::vector<uint64_t>>
 solveOffsets(llvm::ArrayRef<Rectangle> rectangles, uint64_t capacity,
              uint64_t alignment, uint64_t fails);
 
-/// What the canonical search found under a capacity.
-struct CanonicalResult {
+/// What a search under a capacity found (the canonical and sweep searches).
+struct SearchResult {
   /// A placement within the capacity was found (in `offsets`).
   bool found = false;
   std::vector<uint64_t> offsets;
-  /// Search nodes used.
+  /// Work used: search nodes (the sweep search: nodes plus the buffers they
+  /// look at).
   uint64_t nodes = 0;
 };
+
+/// Whether the searches take these rectangles: each of some bytes over a
+/// nonempty life (the placer passes only those).
+bool searchable(llvm::ArrayRef<Rectangle> rectangles);
 
 /// Offsets for a set of rectangles (sizes already aligned, each of some
 /// bytes over a nonempty life, else nothing is searched; reserves ignored)
@@ -54,7 +59,7 @@ class CanonicalSearcher {
 public:
   explicit CanonicalSearcher(llvm::ArrayRef<Rectangle> rectangles);
   ~CanonicalSearcher();
-  CanonicalResult solve(uint64_t capacity, uint64_t nodeLimit);
+  SearchResult solve(uint64_t capacity, uint64_t nodeLimit);
 
 private:
   struct Impl;
@@ -75,7 +80,7 @@ public:
   explicit SweepSearcher(llvm::ArrayRef<Rectangle> rectangles,
                          llvm::ArrayRef<uint64_t> fixed = {});
   ~SweepSearcher();
-  CanonicalResult solve(uint64_t capacity, uint64_t workLimit);
+  SearchResult solve(uint64_t capacity, uint64_t workLimit);
 
 private:
   struct Impl;

@@ -227,18 +227,15 @@ detail::SweepSearcher::SweepSearcher(llvm::ArrayRef<Rectangle> rectangles,
     : count(rectangles.size()) {
   if (!fixed.empty() && fixed.size() != rectangles.size())
     return;
-  for (const Rectangle &r : rectangles)
-    if (r.bytes == 0 || r.end <= r.begin)
-      return;
-  if (!rectangles.empty())
+  if (!rectangles.empty() && searchable(rectangles))
     impl = std::make_unique<Impl>(rectangles, fixed);
 }
 
 detail::SweepSearcher::~SweepSearcher() = default;
 
-detail::CanonicalResult detail::SweepSearcher::solve(uint64_t capacity,
-                                                     uint64_t workLimit) {
-  CanonicalResult result;
+detail::SearchResult detail::SweepSearcher::solve(uint64_t capacity,
+                                                  uint64_t workLimit) {
+  SearchResult result;
   if (!count) {
     result.found = true;
     return result;
