@@ -164,6 +164,8 @@ static Row place(std::string name, const std::vector<BufferLife> &lives) {
   options.workLimit = workLimit;
   options.canonicalSearch = canonical;
   options.sweepSearch = sweep;
+  // Timed: each row placed anew, never a placement found for an earlier one.
+  options.reuse = false;
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<Placement> placement = placeBuffers(lives, options);
   double seconds =

@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <list>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -780,6 +782,70 @@ void sweepStep(llvm::ArrayRef<BufferLife> buffers, const GreedyPlacer &placer,
 
 } // namespace
 
+namespace {
+
+/// The placements found in this process, by all they depend on: the
+/// normalized buffers' sizes and lives, and the options. A planning pass
+/// asks for the same placement many times (the arena after a rewrite, the
+/// check that the function fits, the report, the lowering), and each can
+/// take seconds; the placement is a function of its input, so a cached one
+/// is the one the placer would find again. At most kEntries placements
+/// of at most kWords buffers in all, the most recently used kept.
+class PlacementCache {
+public:
+  static PlacementCache &get() {
+    static PlacementCache cache;
+    return cache;
+  }
+
+  static std::vector<uint64_t> keyOf(llvm::ArrayRef<BufferLife> normalized,
+                                     const PlacementOptions &options) {
+    std::vector<uint64_t> key;
+    key.reserve(2 * normalized.size() + 3);
+    key.push_back(options.alignment);
+    key.push_back(options.workLimit);
+    key.push_back(uint64_t(options.constraintSearch) |
+                  uint64_t(options.canonicalSearch) << 1 |
+                  uint64_t(options.sweepSearch) << 2);
+    for (const BufferLife &life : normalized) {
+      key.push_back(life.bytes);
+      key.push_back(uint64_t(life.begin) << 32 | life.end);
+    }
+    return key;
+  }
+
+  std::optional<Placement> find(const std::vector<uint64_t> &key) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto it = entries.begin(); it != entries.end(); ++it)
+      if (it->first == key) {
+        entries.splice(entries.begin(), entries, it);
+        return entries.front().second;
+      }
+    return std::nullopt;
+  }
+
+  void insert(std::vector<uint64_t> key, const Placement &placed) {
+    if (key.size() > kWords)
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    words += key.size();
+    entries.emplace_front(std::move(key), placed);
+    while (entries.size() > kEntries || words > kWords) {
+      words -= entries.back().first.size();
+      entries.pop_back();
+    }
+  }
+
+private:
+  static constexpr size_t kEntries = 16;
+  static constexpr size_t kWords = size_t(1) << 22;
+  std::mutex mutex;
+  std::list<std::pair<std::vector<uint64_t>, Placement>> entries;
+  size_t words = 0;
+};
+
+} // namespace
+
 llvm::Expected<Placement> lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
                                             const PlacementOptions &options) {
   // The placement depends only on which buffers are alive together and on
@@ -809,7 +875,16 @@ llvm::Expected<Placement> lms::placeBuffers(llvm::ArrayRef<BufferLife> buffers,
         begins.begin());
     normalized.push_back(life);
   }
-  llvm::Expected<Placement> placed = placeNormalized(normalized, options);
+  std::vector<uint64_t> key = PlacementCache::keyOf(normalized, options);
+  llvm::Expected<Placement> placed = [&]() -> llvm::Expected<Placement> {
+    if (options.reuse)
+      if (std::optional<Placement> cached = PlacementCache::get().find(key))
+        return std::move(*cached);
+    llvm::Expected<Placement> found = placeNormalized(normalized, options);
+    if (found)
+      PlacementCache::get().insert(std::move(key), *found);
+    return found;
+  }();
   if (!placed)
     return placed.takeError();
   std::vector<uint64_t> offsets(buffers.size(), 0);

@@ -728,11 +728,42 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
   return stats;
 }
 
+namespace {
+/// A plan whose rewrite fit the budget with an arena after a replan, kept
+/// while the target is raised again (raiseTarget).
+template <typename PlanT, typename StatsT> struct RaisedFit {
+  PlanT plan;
+  StatsT stats;
+  /// The highest target a plan fit under (the bisection's lower end).
+  uint64_t target;
+  /// The rewrite's arena need, and the plan's peak.
+  uint64_t arenaBytes, peakBytes;
+};
+} // namespace
+
+/// Replans with an arena raise the target only while the best fit leaves
+/// more than 1/kRaiseGap of the budget unused (and more than the arena's
+/// granularity, kArenaAlignment), and the targets that fit and went over
+/// are more than that apart.
+constexpr uint64_t kRaiseGap = 100;
+
+/// The next target after a fit, between the highest target that fit and
+/// the lowest that went over; none when they are close, or the fit uses
+/// nearly all of the budget.
+template <typename PlanT, typename StatsT>
+static std::optional<uint64_t> raiseTarget(uint64_t limit,
+                                           const RaisedFit<PlanT, StatsT> &best,
+                                           uint64_t overTarget) {
+  uint64_t gap = std::max(limit / kRaiseGap, kArenaAlignment);
+  if (best.arenaBytes + gap >= limit || overTarget <= best.target + gap)
+    return std::nullopt;
+  return best.target + (overTarget - best.target) / 2;
+}
+
 static FailureOr<SwapStats>
 insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
                 const ::lms::DeviceSpec &spec, uint64_t limit,
                 const SwapKnobs &knobs, bool reserveOwn) {
-  SwapStats stats;
   // Without an arena: one plan, whose rewrite realizes it
   // (checkRealizesPlan). With an arena the placement adds bytes the plan
   // does not see: when the rewritten function's arena exceeds the budget,
@@ -742,13 +773,54 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
   uint64_t target = limit;
   // The target of the last plan the planner made.
   uint64_t plannedTarget = limit;
+  // With an arena, once a replan fits: the lowest target whose plan's arena
+  // went over the budget, and the fitting plan that stalls least so far. A
+  // plan for a target lowered by the whole excess can keep far less on the
+  // device than the budget allows (a plan's placement may waste 10% where a
+  // plan for a little less wastes nothing), so the target is raised again by
+  // bisection between the two (raiseTarget), and the plan that stalls least
+  // is kept.
+  std::optional<uint64_t> overTarget;
+  std::optional<RaisedFit<::lms::SwapPlan, SwapStats>> best;
+  auto statsOf = [](const ::lms::SwapResult &result) {
+    SwapStats stats;
+    std::set<::lms::TensorIndex> tensors;
+    for (const ::lms::SwapDecision &d : result.plan.decisions) {
+      tensors.insert(d.tensor);
+      stats.swapOuts += d.reuseHostCopy ? 0 : 1;
+      ++stats.swapIns;
+    }
+    stats.tensors = tensors.size();
+    stats.toHost = result.timeline.d2hBytes;
+    stats.toDevice = result.timeline.h2dBytes;
+    stats.stallSeconds = result.timeline.stallSeconds;
+    return stats;
+  };
+  // Rewrites the function, restored to how it came, with the best plan.
+  auto finishWithBest = [&](int attempt) -> FailureOr<SwapStats> {
+    FailureOr<FunctionGraph> graph = FunctionGraph::build(func, graphOptions);
+    if (failed(graph))
+      return failure();
+    SwapCandidates candidates(*graph);
+    std::optional<BodySnapshot> unused;
+    FailureOr<uint64_t> peakAfter =
+        rewriteAndMeasure(func, graphOptions, false, unused, [&] {
+          rewriteWithSwaps(*graph, candidates, best->plan);
+        });
+    if (failed(peakAfter) ||
+        failed(checkFits(func, graphOptions, limit, best->peakBytes,
+                         "inserting swaps")))
+      return failure();
+    best->stats.replans = attempt;
+    return best->stats;
+  };
   for (int attempt = 0;; ++attempt) {
     bool last = attempt + 1 == kAttempts;
     FailureOr<FunctionGraph> graph = FunctionGraph::build(func, graphOptions);
     if (failed(graph))
       return failure();
     if (budgetedBytes(*graph, graphOptions) <= target)
-      return stats;
+      return SwapStats();
 
     SwapCandidates candidates(*graph);
     // With an arena, the budget bounds the arena plus the allocations of
@@ -774,6 +846,11 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
     StringRef planner = ::lms::swapMethodName(knobs.planner);
     llvm::Expected<::lms::SwapResult> result = ::lms::planSwapsWith(
         knobs.planner, *planned, spec, target, options, &infeasible);
+    if (!result && best) {
+      // Raising the target found no plan where a lower one did: keep that.
+      llvm::consumeError(result.takeError());
+      return finishWithBest(attempt);
+    }
     if (!result) {
       std::string message = llvm::toString(result.takeError());
       // The target was lowered past what offloading can reach: try that
@@ -810,7 +887,9 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
              << ::lms::formatBytes(limit) << " (" << limit
              << " bytes): its plan peaks at " << result->peakBytes << " bytes";
     // Host memory is a budget too: the function is not rewritten.
-    if (knobs.hostLimit && result->hostPeakBytes > knobs.hostLimit)
+    if (knobs.hostLimit && result->hostPeakBytes > knobs.hostLimit) {
+      if (best)
+        return finishWithBest(attempt);
       return emitError(func.getLoc())
              << "fitting the device budget " << ::lms::formatBytes(limit)
              << " (" << limit << " bytes) by offloading holds "
@@ -820,6 +899,7 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
              << ::lms::formatBytes(knobs.hostLimit) << " (" << knobs.hostLimit
              << " bytes); raise host-budget (or --lms-host-budget), or let "
                 "--lms-plan recompute instead of offloading";
+    }
 
     plannedTarget = target;
     std::optional<BodySnapshot> backup;
@@ -832,6 +912,18 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
         failed(checkRealizesPlan(func, "offloading rewrite", *peakAfter,
                                  result->peakBytes)))
       return failure();
+    if (*peakAfter > limit) {
+      overTarget = std::min(overTarget.value_or(target), target);
+      if (best) {
+        restoreBody(backup);
+        std::optional<uint64_t> next =
+            last ? std::nullopt : raiseTarget(limit, *best, *overTarget);
+        if (!next)
+          return finishWithBest(attempt);
+        target = *next;
+        continue;
+      }
+    }
     if (*peakAfter > limit && last && graphOptions.arena) {
       // What the arena needs besides the live bytes did not shrink with
       // them: a clean error, the function as it was.
@@ -848,22 +940,31 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
       target -= std::min(target, excess);
       continue;
     }
+    SwapStats stats = statsOf(*result);
+    stats.replans = attempt;
+    bool better = !best || stats.stallSeconds < best->stats.stallSeconds;
+    if (overTarget && graphOptions.arena) {
+      if (better)
+        best = RaisedFit<::lms::SwapPlan, SwapStats>{
+            result->plan, stats, target, *peakAfter, result->peakBytes};
+      else
+        best->target = std::max(best->target, target);
+      std::optional<uint64_t> next =
+          last ? std::nullopt : raiseTarget(limit, *best, *overTarget);
+      if (next) {
+        restoreBody(backup);
+        target = *next;
+        continue;
+      }
+      if (!better) {
+        restoreBody(backup);
+        return finishWithBest(attempt);
+      }
+    }
     backup.reset();
     if (failed(checkFits(func, graphOptions, limit, result->peakBytes,
                          "inserting swaps")))
       return failure();
-
-    std::set<::lms::TensorIndex> tensors;
-    for (const ::lms::SwapDecision &d : result->plan.decisions) {
-      tensors.insert(d.tensor);
-      stats.swapOuts += d.reuseHostCopy ? 0 : 1;
-      ++stats.swapIns;
-    }
-    stats.tensors = tensors.size();
-    stats.toHost = result->timeline.d2hBytes;
-    stats.toDevice = result->timeline.h2dBytes;
-    stats.stallSeconds = result->timeline.stallSeconds;
-    stats.replans = attempt;
     return stats;
   }
 }

@@ -43,6 +43,14 @@ Placement mustPlace(llvm::ArrayRef<BufferLife> lives,
   return *p;
 }
 
+/// Options that place the buffers again rather than reuse a placement this
+/// process found (checks of determinism).
+PlacementOptions placedAnew() {
+  PlacementOptions options;
+  options.reuse = false;
+  return options;
+}
+
 void expectValid(llvm::ArrayRef<BufferLife> lives, const Placement &p,
                  uint64_t alignment = 1) {
   llvm::Error err = verifyPlacement(lives, p, alignment);
@@ -204,7 +212,9 @@ TEST(PlacementTest, RandomInstancesAreValidAndDeterministic) {
     EXPECT_GE(p.arenaBytes, p.livePeakBytes);
     // Best fit with an improvement search stays within a few percent here.
     EXPECT_LE(p.ratio(), 1.25) << "instance " << instance;
-    Placement again = mustPlace(lives, options);
+    PlacementOptions anew = options;
+    anew.reuse = false;
+    Placement again = mustPlace(lives, anew);
     EXPECT_EQ(again.offsets, p.offsets);
     EXPECT_EQ(again.strategy, p.strategy);
   }
@@ -328,7 +338,7 @@ TEST(PlacementTest, ConstraintStepPlacesWhereGreedyAndSearchDoNot) {
   expectValid(lives, with);
   EXPECT_EQ(with.arenaBytes, 6910u);
   // Deterministic: the same offsets again.
-  EXPECT_EQ(mustPlace(lives).offsets, with.offsets);
+  EXPECT_EQ(mustPlace(lives, placedAnew()).offsets, with.offsets);
 }
 
 TEST(PlacementTest, CanonicalSearchPlacesWhereGreedyAndSearchDoNot) {
@@ -344,6 +354,7 @@ TEST(PlacementTest, CanonicalSearchPlacesWhereGreedyAndSearchDoNot) {
   expectValid(lives, placed);
   EXPECT_EQ(placed.arenaBytes, 6910u);
   EXPECT_EQ(placed.strategy, "canonical");
+  canonicalOnly.reuse = false;
   EXPECT_EQ(mustPlace(lives, canonicalOnly).offsets, placed.offsets);
 }
 
@@ -365,7 +376,7 @@ TEST(PlacementTest, CanonicalSearchImprovesOnEveryOtherStep) {
   expectValid(lives, after);
   EXPECT_EQ(after.arenaBytes, 21706u);
   EXPECT_EQ(after.strategy, "canonical");
-  EXPECT_EQ(mustPlace(lives).offsets, after.offsets);
+  EXPECT_EQ(mustPlace(lives, placedAnew()).offsets, after.offsets);
 }
 
 TEST(PlacementTest, SweepSearchPlacesRepeatedSizesAtTheLivePeak) {
@@ -396,7 +407,43 @@ TEST(PlacementTest, SweepSearchPlacesRepeatedSizesAtTheLivePeak) {
   expectValid(lives, after);
   EXPECT_EQ(after.arenaBytes, 43u);
   EXPECT_EQ(after.strategy, "sweep");
-  EXPECT_EQ(mustPlace(lives).offsets, after.offsets);
+  EXPECT_EQ(mustPlace(lives, placedAnew()).offsets, after.offsets);
+}
+
+TEST(PlacementTest, ReusedPlacementsAreTheOnesFoundAgain) {
+  // The 329 buffers of the test above, with tensors numbered otherwise and
+  // steps counted otherwise (twice as many, shifted): the placement depends
+  // on neither, so the one this process found for them is reused, and it
+  // is the one the placer finds again.
+  static const uint32_t units[][3] = {
+#include "ResNetOffloadUnits.inc"
+  };
+  std::vector<BufferLife> lives, renamed;
+  for (const auto &unit : units) {
+    BufferLife life;
+    life.bytes = unit[0];
+    life.begin = unit[1];
+    life.end = unit[2];
+    lives.push_back(life);
+    life.tensor = static_cast<TensorIndex>(1000 + lives.size());
+    life.begin = 2 * unit[1] + 7;
+    life.end = 2 * unit[2] + 7;
+    renamed.push_back(life);
+  }
+  Placement first = mustPlace(lives);
+  Placement reused = mustPlace(renamed);
+  EXPECT_EQ(reused.offsets, first.offsets);
+  EXPECT_EQ(reused.strategy, first.strategy);
+  Placement anew = mustPlace(renamed, placedAnew());
+  EXPECT_EQ(anew.offsets, first.offsets);
+  EXPECT_EQ(anew.arenaBytes, first.arenaBytes);
+  // Other options are another placement.
+  PlacementOptions aligned;
+  aligned.alignment = 2;
+  Placement other = mustPlace(lives, aligned);
+  expectValid(lives, other, 2);
+  for (uint64_t offset : other.offsets)
+    EXPECT_EQ(offset % 2, 0u);
 }
 
 TEST(PlacementTest, ConstraintStepKeepsRoomForTheRest) {

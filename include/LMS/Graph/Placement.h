@@ -81,6 +81,11 @@ struct PlacementOptions {
   /// Then search placements in the order of time (PlacementSweep.cpp): the
   /// large buffers first, the others around them.
   bool sweepSearch = true;
+  /// Take the placement from the recent ones this process found for the
+  /// same buffers and options, where there is one (a placement depends on
+  /// nothing else, so it is the one the placer would find again); false
+  /// places them again (what a check of determinism wants).
+  bool reuse = true;
 };
 
 struct Placement {
