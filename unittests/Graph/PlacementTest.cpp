@@ -51,6 +51,23 @@ PlacementOptions placedAnew() {
   return options;
 }
 
+/// The large buffers of ResNet-50's offloading plan at batch 919 in units
+/// of 368,893,952 bytes (ResNetOffloadUnits.inc: size, begin, end).
+std::vector<BufferLife> resNetOffloadUnits() {
+  static const uint32_t units[][3] = {
+#include "ResNetOffloadUnits.inc"
+  };
+  std::vector<BufferLife> lives;
+  for (const auto &unit : units) {
+    BufferLife life;
+    life.bytes = unit[0];
+    life.begin = unit[1];
+    life.end = unit[2];
+    lives.push_back(life);
+  }
+  return lives;
+}
+
 void expectValid(llvm::ArrayRef<BufferLife> lives, const Placement &p,
                  uint64_t alignment = 1) {
   llvm::Error err = verifyPlacement(lives, p, alignment);
@@ -386,17 +403,7 @@ TEST(PlacementTest, SweepSearchPlacesRepeatedSizesAtTheLivePeak) {
   // with the constraint program); the search in the order of time, which
   // remembers the states it has shown lead nowhere, places them at the live
   // peak, and the same way every time.
-  static const uint32_t units[][3] = {
-#include "ResNetOffloadUnits.inc"
-  };
-  std::vector<BufferLife> lives;
-  for (const auto &unit : units) {
-    BufferLife life;
-    life.bytes = unit[0];
-    life.begin = unit[1];
-    life.end = unit[2];
-    lives.push_back(life);
-  }
+  std::vector<BufferLife> lives = resNetOffloadUnits();
   ASSERT_EQ(lives.size(), 329u);
   PlacementOptions without;
   without.sweepSearch = false;
@@ -415,19 +422,11 @@ TEST(PlacementTest, ReusedPlacementsAreTheOnesFoundAgain) {
   // steps counted otherwise (twice as many, shifted): the placement depends
   // on neither, so the one this process found for them is reused, and it
   // is the one the placer finds again.
-  static const uint32_t units[][3] = {
-#include "ResNetOffloadUnits.inc"
-  };
-  std::vector<BufferLife> lives, renamed;
-  for (const auto &unit : units) {
-    BufferLife life;
-    life.bytes = unit[0];
-    life.begin = unit[1];
-    life.end = unit[2];
-    lives.push_back(life);
-    life.tensor = static_cast<TensorIndex>(1000 + lives.size());
-    life.begin = 2 * unit[1] + 7;
-    life.end = 2 * unit[2] + 7;
+  std::vector<BufferLife> lives = resNetOffloadUnits(), renamed;
+  for (BufferLife life : lives) {
+    life.tensor = static_cast<TensorIndex>(1001 + renamed.size());
+    life.begin = 2 * life.begin + 7;
+    life.end = 2 * life.end + 7;
     renamed.push_back(life);
   }
   Placement first = mustPlace(lives);
