@@ -731,9 +731,9 @@ FailureOr<SwapStats> mlir::lms::insertSwapsInFunction(
 namespace {
 /// A plan whose rewrite fit the budget with an arena after a replan, kept
 /// while the target is raised again (raiseTarget).
-template <typename PlanT, typename StatsT> struct RaisedFit {
-  PlanT plan;
-  StatsT stats;
+struct RaisedFit {
+  ::lms::SwapPlan plan;
+  SwapStats stats;
   /// The highest target a plan fit under (the bisection's lower end).
   uint64_t target;
   /// The rewrite's arena need, and the plan's peak.
@@ -750,10 +750,8 @@ constexpr uint64_t kRaiseGap = 100;
 /// The next target after a fit, between the highest target that fit and
 /// the lowest that went over; none when they are close, or the fit uses
 /// nearly all of the budget.
-template <typename PlanT, typename StatsT>
-static std::optional<uint64_t> raiseTarget(uint64_t limit,
-                                           const RaisedFit<PlanT, StatsT> &best,
-                                           uint64_t overTarget) {
+static std::optional<uint64_t>
+raiseTarget(uint64_t limit, const RaisedFit &best, uint64_t overTarget) {
   uint64_t gap = std::max(limit / kRaiseGap, kArenaAlignment);
   if (best.arenaBytes + gap >= limit || overTarget <= best.target + gap)
     return std::nullopt;
@@ -781,7 +779,7 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
   // bisection between the two (raiseTarget), and the plan that stalls least
   // is kept.
   std::optional<uint64_t> overTarget;
-  std::optional<RaisedFit<::lms::SwapPlan, SwapStats>> best;
+  std::optional<RaisedFit> best;
   auto statsOf = [](const ::lms::SwapResult &result) {
     SwapStats stats;
     std::set<::lms::TensorIndex> tensors;
@@ -945,8 +943,8 @@ insertSwapsOnce(FunctionOpInterface func, const GraphOptions &graphOptions,
     bool better = !best || stats.stallSeconds < best->stats.stallSeconds;
     if (overTarget && graphOptions.arena) {
       if (better)
-        best = RaisedFit<::lms::SwapPlan, SwapStats>{
-            result->plan, stats, target, *peakAfter, result->peakBytes};
+        best = RaisedFit{result->plan, stats, target, *peakAfter,
+                         result->peakBytes};
       else
         best->target = std::max(best->target, target);
       std::optional<uint64_t> next =
