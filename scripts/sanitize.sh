@@ -56,7 +56,8 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 #   budgets on two exported models, ~14 minutes here): it checks that each
 #   rewrite takes the time its plan says, not memory safety; the same
 #   passes run on exported IR here in joint-link and torch-models.
-# And the random sweeps of property-execution.test and fuzz-smoke.test run
+# And the random sweeps of property-execution.test and fuzz-smoke.test (and
+# two of the graph core's unit tests, unittests/Graph/SweepSize.h) run
 # a quarter of their programs (the first ones of each sweep; the single
 # programs of the regressions all run): LMS_SWEEP_DIVISOR. The whole sweeps
 # ran ~21 minutes of the two workers here (CI ran 72-76 minutes with them).

@@ -50,6 +50,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from ir_compare import same_ops  # noqa: E402
+from opt_server import Server, parse_command  # noqa: E402
 from sweep import sweep_size  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -181,69 +182,6 @@ def mutate(rng, text):
     return "\n".join(lines) + "\n"
 
 
-class Server:
-    """An lms-opt-server process (tools/lms-opt-server): lms-opt runs, one
-    process for many."""
-
-    def __init__(self):
-        self.proc = None
-
-    def start(self):
-        read, write = os.pipe()
-        self.proc = subprocess.Popen(
-            [LMS_OPT_SERVER, f"--response-fd={write}"], stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(write,))
-        os.close(write)
-        self.responses = os.fdopen(read, "rb")
-
-    def stop(self):
-        if self.proc:
-            self.proc.kill()
-            self.proc.wait()
-            self.responses.close()
-        self.proc = None
-
-    def request(self, flags, pipeline, budget, name, text):
-        if self.proc is None:
-            self.start()
-        data = [x.encode() for x in (pipeline, budget, name, text)]
-        header = "RUN " + " ".join([str(flags)] + [str(len(d)) for d in data])
-        header += "\n"
-        timer = threading.Timer(TIMEOUT, self.proc.kill)
-        timer.start()
-        try:
-            self.proc.stdin.write(header.encode() + b"".join(data))
-            self.proc.stdin.flush()
-            line = self.responses.readline()
-            fields = line.split()
-            if len(fields) != 4 or fields[0] != b"DONE":
-                raise BrokenPipeError
-            out = self.responses.read(int(fields[2]))
-            err = self.responses.read(int(fields[3]))
-            # Upstream's parser writes to freed memory when a block is
-            # redefined inside a region (valgrind: Operation::
-            # dropAllReferences on a block GenericOp::parse freed): a fresh
-            # process for the next run, so that no later run meets the
-            # corrupted heap.
-            if b"redefinition of block" in err:
-                self.stop()
-            return int(fields[1]), out.decode(errors="replace"), \
-                err.decode(errors="replace")
-        except (BrokenPipeError, ValueError, OSError):
-            # The server died on this run: as lms-opt would have.
-            timed_out = not timer.is_alive()
-            self.proc.kill()
-            rc = self.proc.wait()
-            self.responses.close()
-            self.proc = None
-            if timed_out:
-                return "timeout", "", ""
-            return (rc if rc != 0 else -1), "", ""
-        finally:
-            timer.cancel()
-
-
 # Per job (thread): its server, and whether its runs go to lms-opt processes
 # for now (while a server finding is confirmed).
 LOCAL = threading.local()
@@ -251,35 +189,10 @@ LOCAL = threading.local()
 
 def server_run(args, stdin):
     """An lms-opt command line as a server request."""
-    flags, budget, passes, text, printed = 0, "", [], stdin, True
-    name = "<stdin>"
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "-allow-unregistered-dialect":
-            flags |= 1
-        elif arg == "-o":
-            i += 1
-            printed = args[i] != "/dev/null"
-        elif arg.startswith("--lms-budget="):
-            budget = arg[len("--lms-budget="):]
-        elif arg.startswith("--"):
-            pass_name, _, options = arg[2:].partition("=")
-            passes.append(f"{pass_name}{{{options}}}" if options
-                          else pass_name)
-        elif arg == "-":
-            pass
-        else:
-            with open(arg) as f:
-                text = f.read()
-            name = arg
-        i += 1
-    if printed:
-        flags |= 2
+    flags, pipeline, budget, name, text, _ = parse_command(args, stdin)
     if not hasattr(LOCAL, "server"):
-        LOCAL.server = Server()
-    return LOCAL.server.request(flags, ",".join(passes), budget, name,
-                                  text or "")
+        LOCAL.server = Server(LMS_OPT_SERVER, TIMEOUT)
+    return LOCAL.server.request(flags, pipeline, budget, name, text)[:3]
 
 
 MISMATCHES = []

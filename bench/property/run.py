@@ -51,6 +51,11 @@ With --no-arena everything runs with arena=false: the budget bounds the
 live bytes, each buffer is an allocation of its own, and --lms-split and
 --lms-schedule are drawn too (neither has an arena option), as are the
 budgets under the smallest feasible one of --loops.
+
+lms-opt's runs go to one lms-opt-server per job (tools/lms-opt-server:
+what lms-opt does, for many inputs in one process), which halves a run's
+time: starting lms-opt is most of a small program's cost. --no-server
+starts lms-opt for each run, as a user does.
 """
 
 import argparse
@@ -64,16 +69,24 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from ir_compare import same_ops  # noqa: E402
+from opt_server import Server, parse_command  # noqa: E402
 from sweep import sweep_size  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 LMS_OPT = os.environ.get("LMS_OPT", os.path.join(ROOT, "build", "bin",
                                                  "lms-opt"))
+LMS_OPT_SERVER = os.environ.get(
+    "LMS_OPT_SERVER", os.path.join(os.path.dirname(LMS_OPT), "lms-opt-server"))
+# lms-opt's runs go to an lms-opt-server per job (--no-server: a process
+# each, as a user runs them).
+USE_SERVER = True
+LOCAL = threading.local()
 LLVM = "/usr/lib/llvm-22"
 RUNTIME = os.environ.get("LMS_RUNTIME_LIB", os.path.join(ROOT, "build", "lib",
                                                          "liblms_runtime.so"))
@@ -429,7 +442,24 @@ class Program:
 
 
 def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+    request = parse_command(cmd[1:]) if USE_SERVER and cmd[0] == LMS_OPT \
+        else None
+    if request is None:
+        return subprocess.run(cmd, capture_output=True, text=True, **kw)
+    # What lms-opt would do, in this job's server: the same exit status,
+    # standard output and error, and the output file written when it
+    # succeeds.
+    flags, pipeline, budget, name, text, output = request
+    if not hasattr(LOCAL, "server"):
+        LOCAL.server = Server(LMS_OPT_SERVER, 600)
+    rc, out, err, ir = LOCAL.server.request(flags, pipeline, budget, name,
+                                            text)
+    if rc == "timeout":
+        rc, err = -9, "lms-opt-server: timed out\n"
+    if output is not None and rc == 0:
+        with open(output, "w") as f:
+            f.write(ir)
+    return subprocess.CompletedProcess(cmd, rc, out, err)
 
 
 def report_peak(path):
@@ -767,18 +797,27 @@ def main():
                     "it passes; run through a host compiled apart")
     ap.add_argument("--keep", metavar="DIR",
                     help="keep each program's files in DIR/SEED-INDEX")
+    ap.add_argument("--server", action=argparse.BooleanOptionalAction,
+                    default=True,
+                    help="send lms-opt's runs to an lms-opt-server per job "
+                    "(the default: starting lms-opt is most of a small "
+                    "program's run); --no-server: start lms-opt for each")
     a = ap.parse_args()
     a.programs = sweep_size(a.programs)  # a prefix under the sanitizers
     # Run a copy of lms-opt and of the runtime: a rebuild during a long run
     # replaces the files under build/ (the run then failed to start them).
-    global LMS_OPT, RUNTIME, SHARED_LIBS
+    global LMS_OPT, LMS_OPT_SERVER, RUNTIME, SHARED_LIBS, USE_SERVER
+    USE_SERVER = a.server
     private = tempfile.mkdtemp(prefix="lms-property-")
     atexit.register(shutil.rmtree, private, True)
-    for path in (LMS_OPT, RUNTIME):
+    for path in (LMS_OPT, RUNTIME) + ((LMS_OPT_SERVER,) if a.server else ()):
         if not os.path.exists(path):
-            sys.exit(f"run.py: {path} does not exist (build lms-opt and the "
-                     f"runtime first, or set LMS_OPT / LMS_RUNTIME_LIB)")
+            sys.exit(f"run.py: {path} does not exist (build lms-opt, "
+                     f"lms-opt-server and the runtime first, or set LMS_OPT "
+                     f"/ LMS_OPT_SERVER / LMS_RUNTIME_LIB, or --no-server)")
     LMS_OPT = shutil.copy2(LMS_OPT, private)
+    if a.server:
+        LMS_OPT_SERVER = shutil.copy2(LMS_OPT_SERVER, private)
     RUNTIME = shutil.copy2(RUNTIME, private)
     SHARED_LIBS = ",".join([RUNTIME] + SHARED_LIBS.split(",")[1:])
     start = time.time()

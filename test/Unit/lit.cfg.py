@@ -17,3 +17,8 @@ _found = [f for _, _, files in os.walk(config.test_exec_root)
 if not _found:
     lit_config.fatal("no GoogleTest binaries under %s: build the "
                      "LMSUnitTests target first" % config.test_exec_root)
+
+# scripts/sanitize.sh runs a prefix of the random sweeps: the unit tests of
+# the graph core read the divisor too (unittests/Graph/SweepSize.h).
+if os.environ.get("LMS_SWEEP_DIVISOR"):
+    config.environment["LMS_SWEEP_DIVISOR"] = os.environ["LMS_SWEEP_DIVISOR"]

@@ -2,8 +2,9 @@
 //
 // What lms-opt does to one input (parse, verify, run a pass pipeline with
 // the verifier after each pass, print), for many inputs in one process: the
-// mutation fuzzer (bench/fuzz/mutate.py --server) sends its runs here
-// instead of starting lms-opt for each, which is most of their cost.
+// mutation fuzzer (bench/fuzz/mutate.py --server) and the property runner
+// (bench/property/run.py) send their runs here instead of starting lms-opt
+// for each, which is most of their cost.
 //
 // Protocol: requests on standard input, responses on the file descriptor
 // that --response-fd names (3 by default).
@@ -14,12 +15,17 @@
 //             line does), the global --lms-budget value (may be empty), the
 //             input's file name (for locations; lms-opt says <stdin> for
 //             standard input) and the input IR;
-//             flags: 1 = -allow-unregistered-dialect, 2 = print the output
+//             flags: 1 = -allow-unregistered-dialect, 2 = print the output,
+//             4 = the output IR apart from standard output (as lms-opt's
+//             -o FILE writes it; with 2)
 //   response: "DONE <exit status> <stdout bytes> <stderr bytes>\n" followed
 //             by what lms-opt would have written to standard output (what
 //             the passes print, then the output IR when asked) and to
 //             standard error (the diagnostics and what the passes print
-//             there).
+//             there); with flag 4, "DONE <exit status> <stdout bytes>
+//             <stderr bytes> <output bytes>\n" followed by standard output
+//             (what the passes print), standard error and the output IR
+//             (empty when the run failed).
 //
 // Each request gets a fresh MLIRContext, without threading (lms-opt's
 // default has it on; no LMS pass depends on it). A crash ends the process; the
@@ -162,7 +168,9 @@ int main(int argc, char **argv) {
       "response-fd", llvm::cl::desc("File descriptor to write responses to"),
       llvm::cl::init(3));
   llvm::cl::ParseCommandLineOptions(
-      argc, argv, "lms-opt, request by request (bench/fuzz/mutate.py)\n");
+      argc, argv,
+      "lms-opt, request by request (bench/fuzz/mutate.py, "
+      "bench/property/run.py)\n");
   if (responseFd < 3 || ::fcntl(responseFd, F_GETFD) < 0) {
     llvm::errs() << "lms-opt-server: file descriptor " << responseFd
                  << " (responses) is not open, or is a standard stream\n";
@@ -184,7 +192,7 @@ int main(int argc, char **argv) {
       return 1;
     mlir::lms::setGlobalBudget(budget);
 
-    std::string outText, errText;
+    std::string outText, errText, irText;
     int status;
     {
       llvm::outs().flush();
@@ -198,14 +206,22 @@ int main(int argc, char **argv) {
       llvm::outs().flush();
       llvm::errs().flush();
       std::fflush(nullptr);
-      outText = capturedOut.restore() + printed;
+      outText = capturedOut.restore();
       errText = capturedErr.restore() + diagnostics;
+      if (flags & 4)
+        irText = std::move(printed);
+      else
+        outText += printed;
     }
-    writeAll(responseFd, "DONE " + std::to_string(status) + " " +
-                             std::to_string(outText.size()) + " " +
-                             std::to_string(errText.size()) + "\n");
+    std::string header = "DONE " + std::to_string(status) + " " +
+                         std::to_string(outText.size()) + " " +
+                         std::to_string(errText.size());
+    if (flags & 4)
+      header += " " + std::to_string(irText.size());
+    writeAll(responseFd, header + "\n");
     writeAll(responseFd, outText);
     writeAll(responseFd, errText);
+    writeAll(responseFd, irText);
   }
   return 0;
 }

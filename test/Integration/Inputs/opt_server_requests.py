@@ -1,5 +1,6 @@
 """Sends lms-opt-server a few requests and prints its responses: a run that
 prints its output, one with an unknown pass, one whose input does not parse,
+a run with its output apart (flag 4, as lms-opt -o FILE) and a failing one,
 then a request it cannot read."""
 
 import os
@@ -17,6 +18,8 @@ ok = "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4
 stdin = (request(2, "lms-report-memory", "", "in.mlir", ok) +
          request(2, "no-such-pass", "", "in.mlir", ok) +
          request(2, "", "", "bad.mlir", "func.func @g( {\n") +
+         request(6, "lms-report-memory", "", "in.mlir", ok) +
+         request(6, "lms-insert-swaps{budget=1}", "", "in.mlir", ok) +
          b"RUN nonsense\n")
 read, write = os.pipe()
 server = subprocess.run([sys.argv[1], f"--response-fd={write}"], input=stdin,
