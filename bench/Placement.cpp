@@ -1,11 +1,11 @@
-//===- Placement.cpp - Arena placement: quality and time
-//-------------------===//
+//===- Placement.cpp - Arena placement: quality and time ------------------===//
 //
 // Places the allocations of plans in one arena and reports the arena over the
 // live-bytes peak (the lower bound) and the time it took:
 //
-//  - every graph file given (the reference order of each, and the plan files
-//    given with --plans, e.g. those bench/remat/run.py writes);
+//  - every graph file given, in its reference order (a plan file's buffers
+//    are placed by `lms-plan --graph G --check PLAN --arena`, as
+//    bench/remat/run.py does);
 //  - the buffers of every report given with --reports (the JSON of
 //    --lms-report-memory=format=json: each function's arena buffers over the
 //    plan steps they are alive, e.g. the headline models' offloading plans

@@ -485,6 +485,21 @@ private:
       evaluateOwn(slotted, ownOrSlot);
       std::vector<std::optional<::lms::ArenaCall>> calls(g.numOps());
       for (OpIndex i = 0; i < static_cast<OpIndex>(g.numOps()); ++i) {
+        // What an lms.recompute allocates beside its results (a constant
+        // its body fetches again, a value between two of its ops) is in
+        // the arena: the lowering inlines the recomputation before it
+        // carves (--lms-inline-recomputes), so those buffers are carved
+        // like the function's others, after its results, and freed when
+        // it ends. A block of its transient bytes over its step, as a
+        // call's frame; not an allocation of its own beside the arena, as
+        // a loop body's buffers are.
+        if (g.op(i).transientBytes > 0 && isa<RecomputeOp>(fg.getOp(i))) {
+          ::lms::ArenaCall block;
+          block.frameBytes = static_cast<uint64_t>(g.op(i).transientBytes);
+          calls[i] = std::move(block);
+          result.callFrames[i] = g.op(i).transientBytes;
+          continue;
+        }
         if (!callOps[i])
           continue;
         const std::optional<Result> &callee = callees[i];

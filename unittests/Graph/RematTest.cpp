@@ -1,5 +1,4 @@
-//===- RematTest.cpp - Rematerialization planners
-//--------------------------===//
+//===- RematTest.cpp - Rematerialization planners -------------------------===//
 //
 // A hand-made graph whose optimum is known (one recomputation), infeasible
 // budgets, graphs with arguments, live-outs and multi-output ops, and a

@@ -1,5 +1,4 @@
-//===- Options.h - Budgets and analysis options from IR and text -*- C++
-//-*-===//
+//===- Options.h - Budgets and analysis options from IR, text -*- C++ -*-===//
 
 #ifndef LMS_ANALYSIS_OPTIONS_H
 #define LMS_ANALYSIS_OPTIONS_H

@@ -1,5 +1,4 @@
-//===- GlobalOptions.h - Command-line options shared by LMS passes -*- C++
-//-*-===//
+//===- GlobalOptions.h - Options shared by LMS passes ----------*- C++ -*-===//
 //
 // `--lms-budget=<size>`: the device-memory budget every planning pass uses
 // unless its own `budget=` option or a function's `lms.budget` attribute
