@@ -188,8 +188,12 @@ LOCAL = threading.local()
 
 
 def server_run(args, stdin):
-    """An lms-opt command line as a server request."""
-    flags, pipeline, budget, name, text, _ = parse_command(args, stdin)
+    """An lms-opt command line as a server request (an lms-opt process for
+    one the server does not take, as run.py does)."""
+    request = parse_command(args, stdin)
+    if request is None:
+        return process_run(args, stdin)
+    flags, pipeline, budget, name, text, _ = request
     if not hasattr(LOCAL, "server"):
         LOCAL.server = Server(LMS_OPT_SERVER, TIMEOUT)
     return LOCAL.server.request(flags, pipeline, budget, name, text)[:3]
