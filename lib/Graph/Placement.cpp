@@ -686,7 +686,10 @@ void canonicalStep(llvm::ArrayRef<BufferLife> buffers,
 /// overlapping pairs as the canonical step, where the best placement is
 /// still more than 1/kSweepAbove above the live peak. The large buffers (at
 /// least 1/kSweepLargeShare of the live peak) are searched in the order of
-/// time under a capacity: first the live peak, then by bisection between
+/// time under a capacity: first, with one probe's work and not counted in
+/// kSweepWork, under the best less one unit (where even that finds nothing,
+/// the step ends: the lower capacities below are harder still); then the
+/// live peak, then by bisection between
 /// the highest capacity they found no placement under and the lower of the
 /// best so far and the lowest top they reached. Around each placement of
 /// them, the small ones (with them, few states would repeat and the search
@@ -713,6 +716,17 @@ void sweepStep(llvm::ArrayRef<BufferLife> buffers, const GreedyPlacer &placer,
     }
   constexpr uint64_t kFree = ~uint64_t(0);
   detail::SweepSearcher largeSearch(largeRectangles);
+  // First the easiest capacity that would help: the large ones under the
+  // best less one unit, with one probe's work. Where even that finds
+  // nothing, the probes below (at lower capacities) are hopeless: buffers
+  // of many distinct sizes, whose states rarely repeat.
+  uint64_t easiest = (best - 1) / alignment * alignment;
+  if (easiest < result.livePeakBytes)
+    return;
+  detail::SearchResult gate =
+      largeSearch.solve(easiest, kSweepWork / kSweepProbes);
+  if (!gate.found)
+    return;
   uint64_t budget = kSweepWork;
   // No placement of the large ones found under lo; none lower than
   // largeTop's found yet.
