@@ -57,6 +57,12 @@ llvm::Expected<MemoryProfile> lms::evaluatePlan(const Graph &graph,
   State state;
   state.resident.assign(numTensors, 0);
   state.hostCopy.assign(numTensors, 0);
+  // The swap-wait op that released each tensor's device bytes (-1: none
+  // since it was last made resident). A swap-wait is where the program
+  // gives up the offloaded buffer (lms.swap_wait): no op may read that
+  // buffer after it, even where a plan would keep it counted as resident
+  // (a recomputation reading it must read a copy made again).
+  std::vector<OpIndex> releasedBy(numTensors, -1);
   for (TensorIndex t = 0; t < static_cast<TensorIndex>(numTensors); ++t) {
     const Tensor &tensor = graph.tensor(t);
     if (tensor.producer != kEntry)
@@ -107,7 +113,16 @@ llvm::Expected<MemoryProfile> lms::evaluatePlan(const Graph &graph,
           return fail(s, llvm::formatv("op {0} ('{1}') needs {2}, which is "
                                        "not resident",
                                        step.index, op.name, tensorName(t)));
+        if (releasedBy[t] >= 0)
+          return fail(s, llvm::formatv("op {0} ('{1}') reads {2} after "
+                                       "swap-wait op {3} released it",
+                                       step.index, op.name, tensorName(t),
+                                       releasedBy[t]));
       }
+      if (op.kind == OpKind::SwapWait)
+        for (TensorIndex t : op.inputs)
+          if (graph.tensor(t).space == MemorySpace::Device)
+            releasedBy[t] = step.index;
       uint64_t before = state.device;
       for (TensorIndex t : op.outputs) {
         const Tensor &tensor = graph.tensor(t);
@@ -120,6 +135,7 @@ llvm::Expected<MemoryProfile> lms::evaluatePlan(const Graph &graph,
           state.resident[t] = 1;
           state.device += tensor.bytes;
         }
+        releasedBy[t] = -1;
       }
       // A negative transient (a call) never goes below what was held.
       during = op.transientBytes >= 0
@@ -169,6 +185,7 @@ llvm::Expected<MemoryProfile> lms::evaluatePlan(const Graph &graph,
                                      tensorName(step.index)));
       state.resident[step.index] = 1;
       state.device += graph.tensor(step.index).bytes;
+      releasedBy[step.index] = -1;
       during = state.device;
       break;
     }

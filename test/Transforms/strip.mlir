@@ -32,7 +32,7 @@ func.func @swap_chain(%t: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>, te
   %h2 = lms.swap_out %u1 : tensor<16xf32> -> !lms.host<tensor<16xf32>>
   lms.swap_wait %h2 : !lms.host<tensor<16xf32>>
   %u3 = lms.swap_in %h2 : !lms.host<tensor<16xf32>> -> tensor<16xf32>
-  return %u1, %u2, %u3 : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>
+  return %u2, %u2, %u3 : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>
 }
 
 // -----

@@ -190,3 +190,32 @@ TEST(MemoryTest, HostTensorsAreFreedFromHostMemory) {
   EXPECT_EQ(p.computeSteps[1].second.after, 0u);
   EXPECT_EQ(p.computeSteps[2].second.during, 64u);
 }
+
+TEST(MemoryTest, NothingReadsATensorAfterItsSwapWait) {
+  // a is offloaded and its wait releases it; an op reading a after the wait
+  // reads a freed buffer, even where the plan never frees a.
+  Graph g;
+  TensorIndex x = g.addTensor("x", 16);
+  TensorIndex a = g.addTensor("a", 64);
+  TensorIndex h = g.addTensor("h", 64, MemorySpace::Host);
+  TensorIndex b = g.addTensor("b", 64);
+  OpIndex makeA = g.addOp("make_a", {x}, {a});
+  g.addOp("swap_out", {a}, {h}, {}, OpKind::SwapOut);
+  OpIndex wait = g.addOp("swap_wait", {h, a}, {}, {}, OpKind::SwapWait);
+  OpIndex useA = g.addOp("use_a", {a}, {b});
+  g.setLiveOut(b);
+  Plan kept = {Step::compute(makeA), Step::compute(1), Step::compute(wait),
+               Step::compute(useA)};
+  llvm::Expected<MemoryProfile> bad = evaluatePlan(g, kept);
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "step 3: op 3 ('use_a') reads tensor 1 ('a') after swap-wait op 2 "
+            "released it");
+  // Computing a again after the wait makes a copy the op may read.
+  Plan again = {Step::compute(makeA), Step::compute(1),
+                Step::compute(wait),  Step::free(a),
+                Step::compute(makeA), Step::compute(useA)};
+  llvm::Expected<MemoryProfile> good = evaluatePlan(g, again);
+  ASSERT_TRUE(static_cast<bool>(good)) << llvm::toString(good.takeError());
+  EXPECT_EQ(good->peakBytes, 16u + 64u + 64u);
+}

@@ -70,12 +70,12 @@ func.func @no_cse_of_recompute(%a: tensor<16xf32>) -> (tensor<16xf32>, tensor<16
 func.func @dead_code(%t: tensor<16xf32>) {
   %h = lms.swap_out %t : tensor<16xf32> -> !lms.host<tensor<16xf32>>
   %dead = lms.swap_out %t : tensor<16xf32> -> !lms.host<tensor<16xf32>>
-  lms.swap_wait %h : !lms.host<tensor<16xf32>>
-  %u = lms.swap_in %h : !lms.host<tensor<16xf32>> -> tensor<16xf32>
   %r = lms.recompute (%t) : (tensor<16xf32>) -> tensor<16xf32> {
   ^bb0(%x: tensor<16xf32>):
     lms.yield %x : tensor<16xf32>
   }
+  lms.swap_wait %h : !lms.host<tensor<16xf32>>
+  %u = lms.swap_in %h : !lms.host<tensor<16xf32>> -> tensor<16xf32>
   return
 }
 

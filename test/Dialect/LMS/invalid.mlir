@@ -132,6 +132,25 @@ func.func @swap_wait_other_block(%t: tensor<4xf32>, %c: i1) {
 
 // -----
 
+// COM: The wait releases the offloaded value's device bytes: a use after it
+// COM: (here in a nested region) reads a freed buffer; a fetched copy is
+// COM: what later ops read.
+func.func @use_after_wait(%t: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
+  %h = lms.swap_out %t : tensor<4xf32> -> !lms.host<tensor<4xf32>>
+  // expected-error@+1 {{'lms.swap_wait' op releases the device bytes of a value that is used after it (use a fetched copy, 'lms.swap_in')}}
+  lms.swap_wait %h : !lms.host<tensor<4xf32>>
+  %r = scf.if %c -> tensor<4xf32> {
+    // expected-note@+1 {{used here}}
+    scf.yield %t : tensor<4xf32>
+  } else {
+    %u = lms.swap_in %h : !lms.host<tensor<4xf32>> -> tensor<4xf32>
+    scf.yield %u : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
 func.func @two_waits(%t: tensor<4xf32>) {
   // expected-error@+1 {{'lms.swap_out' op has more than one 'lms.swap_wait'}}
   %h = lms.swap_out %t : tensor<4xf32> -> !lms.host<tensor<4xf32>>

@@ -83,6 +83,17 @@ LogicalResult SwapWaitOp::verify() {
     return emitOpError("must be in the same block as its 'lms.swap_out'")
                .attachNote(swapOut.getLoc())
            << "swap-out here";
+  // The wait releases the offloaded value's device bytes: nothing after it
+  // may read the value (a later use reads a fetched copy, lms.swap_in).
+  Block *block = (*this)->getBlock();
+  for (OpOperand &use : swapOut.getSource().getUses()) {
+    Operation *user = block->findAncestorOpInBlock(*use.getOwner());
+    if (user && (*this)->isBeforeInBlock(user))
+      return emitOpError("releases the device bytes of a value that is used "
+                         "after it (use a fetched copy, 'lms.swap_in')")
+                 .attachNote(use.getOwner()->getLoc())
+             << "used here";
+  }
   return success();
 }
 
