@@ -876,6 +876,8 @@ private:
   ::lms::Graph &graph;
   ArrayRef<bool> borrowed;
   AliasModel aliases;
+  /// The buffers an lms.swap_wait released, and the wait.
+  llvm::DenseMap<TensorIndex, Operation *> releasedBy;
   SmallPtrSet<Operation *, 8> deferred;
   bool resident = false;
   SmallVector<Operation *> order;
@@ -967,8 +969,20 @@ LogicalResult BlockTranslator::translateOp(Operation &op, OpIndex index) {
   fg.opIndex[&op] = index;
   Translated out;
   for (Value v : uses[index])
-    if (std::optional<TensorIndex> t = fg.lookupBuffer(v))
+    if (std::optional<TensorIndex> t = fg.lookupBuffer(v)) {
+      // An lms.swap_wait released this buffer's device bytes (the
+      // verifier rejects direct uses of the offloaded value; this is a
+      // view of it).
+      if (auto it = releasedBy.find(*t); it != releasedBy.end()) {
+        InFlightDiagnostic diag =
+            op.emitError("reads a buffer whose device bytes an "
+                         "'lms.swap_wait' released (use a fetched copy, "
+                         "'lms.swap_in')");
+        diag.attachNote(it->second->getLoc()) << "released here";
+        return diag;
+      }
       out.inputs.push_back(*t);
+    }
 
   callSummary.reset();
   borrowedOperands.clear();
@@ -1111,6 +1125,7 @@ LogicalResult BlockTranslator::translateCopy(Operation &op, OpIndex index,
               fg.lookupBuffer(swapOut.getSource())) {
         out.inputs.push_back(*source);
         aliases.keepUntil(*source, index);
+        releasedBy[*source] = &op;
       }
     return success();
   }

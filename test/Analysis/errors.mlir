@@ -244,3 +244,18 @@ func.func @argument_offsets(%a: memref<8xi8>) attributes {lms.argument_offsets =
 func.func @result_offsets(%a: memref<8xi8>) attributes {lms.result_offsets = [0]} {
   return
 }
+
+// -----
+
+// COM: A view of an offloaded value read after the wait that released its
+// COM: device bytes (the verifier sees only direct uses of the value).
+func.func @view_after_wait(%t: tensor<4xf32>) -> tensor<2x2xf32> {
+  %v = tensor.expand_shape %t [[0, 1]] output_shape [2, 2] : tensor<4xf32> into tensor<2x2xf32>
+  %h = lms.swap_out %t : tensor<4xf32> -> !lms.host<tensor<4xf32>>
+  // expected-note@+1 {{released here}}
+  lms.swap_wait %h : !lms.host<tensor<4xf32>>
+  %e = tensor.empty() : tensor<2x2xf32>
+  // expected-error@+1 {{reads a buffer whose device bytes an 'lms.swap_wait' released (use a fetched copy, 'lms.swap_in')}}
+  %r = linalg.exp ins(%v : tensor<2x2xf32>) outs(%e : tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %r : tensor<2x2xf32>
+}
