@@ -61,7 +61,9 @@ def LMS_SwapWaitOp : LMS_Op<"swap_wait", [
     waits here for the device-to-host copy of `$handle` to complete, and the
     device bytes of the offloaded tensor are released. Between the swap-out and
     its wait, the copy overlaps with the computation in between, and the device
-    bytes are still held.
+    bytes are still held. Nothing after the wait may use the offloaded value
+    (the verifier rejects it; an op after it reads a fetched copy,
+    `lms.swap_in`).
 
     The handle must be the result of an `lms.swap_out` in the same block, and a
     swap-out has at most one wait.
