@@ -57,10 +57,8 @@ public:
       lengths.push_back(r.end - r.begin);
       steps = std::max(steps, r.end);
     }
-    // Time compressed: a step begins only where a buffer ends (between two
-    // frees, the allocations only add bytes, so the last point before a
-    // free holds every buffer alive in between). The buffers overlap as
-    // before; the bounds look at fewer steps.
+    // Time compressed (see the file comment): a step begins only where a
+    // buffer ends.
     {
       std::vector<uint8_t> isEnd(steps + 1, 0);
       for (uint32_t e : ends)
